@@ -1,0 +1,3 @@
+from canonmerge.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,116 @@
+"""``canonmerge prove | check | realstate | verify`` (and the fragment/store tools).
+
+Exit codes: 0 every claim holds as expected; 1 a claim fails (or a prover says unknown);
+2 usage, bad input, or a part that is not built yet."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import time
+from types import ModuleType
+
+from rich.console import Console
+
+from canonmerge.environment import describe_environment
+from canonmerge.printing import json_report, print_part, results_table
+from canonmerge.progress import ProgressPrinter
+from spec import CLAIMS, ClaimResult, InputError, Outcome, PartReport, exit_code_for
+
+# subcommand -> (module implementing it, one-line help)
+PART_COMMANDS: dict[str, tuple[str, str]] = {
+    "prove": ("canonmerge.commands.prove", "Z3 proofs of the CvRDT laws and the ordering contract"),
+    "check": ("canonmerge.commands.check",
+              "exhaustive permutation/merge-tree/re-delivery checker and gossip explorer"),
+    "realstate": ("canonmerge.commands.realstate",
+                  "bit-for-bit replay of the claims on real transformers Qwen3 caches"),
+}
+PART_OF = {"prove": "proofs", "check": "modelcheck", "realstate": "realstate"}
+TOOL_COMMANDS: dict[str, tuple[str, str]] = {
+    "fragment": ("canonmerge.commands.fragment", "inspect and validate fragment files"),
+    "store": ("canonmerge.commands.store", "replica stores: put, list, merge, render"),
+}
+
+
+def _load(module_name: str) -> ModuleType | None:
+    """Import a command module; ``None`` when the module itself does not exist (part not built)."""
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None
+        raise
+
+
+def _not_built(part: str) -> PartReport:
+    results = [
+        ClaimResult(c.id, part, f"{part} (not built)", Outcome.NOT_BUILT, figure="not built")
+        for c in CLAIMS.values() if part in c.checked_by
+    ]
+    return PartReport(part=part, results=results, notes=[f"part '{part}' is not built yet"])
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="canonmerge",
+        description="Order-independent KV-cache merging for multi-agent LLMs, proved and checked.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in {**PART_COMMANDS, **TOOL_COMMANDS}.items():
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        module = _load(module_name)
+        if module is not None:
+            module.add_arguments(p)
+        p.add_argument("--json", action="store_true", help="print a machine-readable report")
+        p.set_defaults(_module=module, _module_name=module_name)
+    v = sub.add_parser("verify", help="run every part on the embedded default; one summary table",
+                       description="Run every built part on the embedded default configuration.")
+    v.add_argument("--json", action="store_true", help="print a machine-readable report")
+    return parser
+
+
+def _run_part(name: str, args: argparse.Namespace | None, progress: ProgressPrinter) -> PartReport:
+    module_name, _ = PART_COMMANDS[name]
+    module = _load(module_name)
+    if module is None:
+        return _not_built(PART_OF[name])
+    started = time.perf_counter()
+    report = module.run(args, progress) if args is not None else module.run_default(progress)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    console = Console()
+    with ProgressPrinter(enabled=True) as progress:
+        try:
+            if args.command == "verify":
+                reports = [_run_part(name, None, progress) for name in PART_COMMANDS]
+            elif args.command in TOOL_COMMANDS:
+                if args._module is None:
+                    print(f"canonmerge {args.command}: not built yet", file=sys.stderr)
+                    return 2
+                return int(args._module.run(args, console))
+            else:
+                reports = [_run_part(args.command, args, progress)]
+        except InputError as exc:
+            print(f"canonmerge {args.command}: error: {exc}", file=sys.stderr)
+            return 2
+    results = [r for rep in reports for r in rep.results]
+    code = exit_code_for(results)
+    if args.json:
+        print(json_report(args.command, reports, code, describe_environment()))
+        return code
+    if args.command == "verify":
+        for rep in reports:
+            for note in rep.notes:
+                console.print(f"note ({rep.part}): {note}")
+        console.print(results_table("canonmerge verify: summary", results))
+    else:
+        print_part(console, reports[0])
+    verdict = {0: "every claim holds as expected", 1: "a claim FAILS", 2: "incomplete: not built"}[code]
+    console.print(f"result: {verdict} (exit {code})")
+    return code

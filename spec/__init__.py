@@ -1,0 +1,42 @@
+"""The abstract model of canonmerge: content ids, the FragmentSet CvRDT, the ordering contract
+and the registry of named claims.  Pure Python on purpose: proofs and checkers reason about this
+module, so it must not depend on torch or z3 (``tests/test_spec_purity.py`` enforces it)."""
+
+from spec.claims import CLAIMS, Claim, ClaimResult, Outcome, claim, exit_code_for
+from spec.report import PartReport, Progress, Table, no_progress
+from spec.errors import InputError
+from spec.ids import CONTENT_ID_BYTES, content_id_hex, parse_content_id_hex, require_content_id
+from spec.fragment_set import FragmentSet
+from spec.ordering import (
+    ORDER_KEY_BYTES,
+    bag_order,
+    canonical_order,
+    order_key,
+    total_order_bits,
+    total_order_bits_of_pattern,
+)
+
+__all__ = [
+    "CLAIMS",
+    "CONTENT_ID_BYTES",
+    "Claim",
+    "ClaimResult",
+    "FragmentSet",
+    "InputError",
+    "ORDER_KEY_BYTES",
+    "Outcome",
+    "PartReport",
+    "Progress",
+    "Table",
+    "no_progress",
+    "bag_order",
+    "canonical_order",
+    "claim",
+    "content_id_hex",
+    "exit_code_for",
+    "order_key",
+    "parse_content_id_hex",
+    "require_content_id",
+    "total_order_bits",
+    "total_order_bits_of_pattern",
+]

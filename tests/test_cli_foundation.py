@@ -1,0 +1,43 @@
+"""The command line's contract: four part commands, valid JSON from verify, honest exit codes."""
+
+import json
+import subprocess
+import sys
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "canonmerge", *args], capture_output=True, text=True)
+
+
+def test_help_lists_the_four_subcommands():
+    out = run("--help")
+    assert out.returncode == 0
+    for name in ("prove", "check", "realstate", "verify"):
+        assert name in out.stdout
+
+
+def test_unknown_subcommand_is_a_usage_error():
+    assert run("frobnicate").returncode == 2
+
+
+def test_exit_code_precedence():
+    from spec import ClaimResult, Outcome, exit_code_for
+
+    def r(o):
+        return ClaimResult("C1", "p", "x", o)
+
+    assert exit_code_for([r(Outcome.HOLDS)]) == 0
+    assert exit_code_for([r(Outcome.HOLDS), r(Outcome.NOT_BUILT)]) == 2
+    assert exit_code_for([r(Outcome.FAILS), r(Outcome.NOT_BUILT)]) == 1
+    assert exit_code_for([r(Outcome.UNKNOWN)]) == 1
+    assert exit_code_for([]) == 2
+
+
+def test_claims_summary_has_one_entry_per_claim_and_never_invents_a_pass():
+    from canonmerge.printing import claims_summary
+    from spec import CLAIMS, ClaimResult, Outcome
+
+    summary = claims_summary([ClaimResult("C1", "proofs", "x", Outcome.HOLDS)])
+    assert [e["claim"] for e in summary] == list(CLAIMS)
+    by_id = {e["claim"]: e["outcome"] for e in summary}
+    assert by_id["C1"] == "holds" and by_id["C8"] == "not built"
