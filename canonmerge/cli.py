@@ -84,7 +84,7 @@ def _run_part(name: str, args: argparse.Namespace | None, progress: ProgressPrin
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    console = Console()
+    console = Console(width=None if sys.stdout.isatty() else 140)
     with ProgressPrinter(enabled=True) as progress:
         try:
             if args.command == "verify":

@@ -1,0 +1,119 @@
+"""Agents that build caches the way latent-reasoning systems do.
+
+An agent prefills its prompt, then optionally runs ``latent_steps`` steps that feed the last
+hidden state back as the next input embedding (no token is sampled).  Its cache is its fragment.
+The input embeddings are kept so the fidelity check can re-encode the very same inputs at
+another offset."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import torch
+from transformers import DynamicCache
+
+from realstate.fragment import Fragment
+from realstate.models import LoadedModel
+from spec import InputError
+
+DEFAULT_TEXT_PROMPTS = (
+    "Agent A: the first document says the bridge opened in 1932.",
+    "Agent B: reading the second document, the architect was born in a coastal town and trained abroad.",
+    "Agent C: the third source lists three later renovations.",
+    "Agent D: according to the fourth document, traffic doubled in the decade after it opened, and tolls ended.",
+    "Agent E: a fifth note.",
+)
+
+
+@dataclass
+class AgentRun:
+    name: str
+    prompt_ids: list[int]
+    latent_steps: int
+    inputs_embeds: torch.Tensor  # [1, n, hidden]: prompt embeddings then the fed-back hidden states
+    fragment: Fragment
+    pre_rope_keys: torch.Tensor  # [L, H, n, D]: each layer's keys just before RoPE, as the run computed them
+
+
+def seeded_prompts(count: int, vocab: int, seed: int = 0, base_length: int = 6) -> list[list[int]]:
+    """``count`` prompts of different lengths (base, base+3, …) with seeded token ids."""
+    prompts = []
+    for i in range(count):
+        g = torch.Generator().manual_seed(seed * 1000 + i)
+        prompts.append(torch.randint(0, vocab, (base_length + 3 * i,), generator=g).tolist())
+    return prompts
+
+
+def text_prompts(lm: LoadedModel, texts: list[str]) -> list[list[int]]:
+    if lm.tokenizer is None:
+        raise InputError("text prompts need a tokenizer; this model has none (use seeded prompts)")
+    return [lm.tokenizer(t, add_special_tokens=False)["input_ids"] for t in texts]
+
+
+@torch.no_grad()
+def encode_embeddings(lm: LoadedModel, inputs_embeds: torch.Tensor, start: int) -> DynamicCache:
+    """Prefill ``inputs_embeds`` at absolute positions ``start..`` into a fresh cache."""
+    n = inputs_embeds.shape[1]
+    positions = torch.arange(start, start + n, device=lm.device).unsqueeze(0)
+    cache = DynamicCache()
+    lm.model.model(inputs_embeds=inputs_embeds, position_ids=positions, cache=cache, use_cache=True)
+    return cache
+
+
+@torch.no_grad()
+def run_agent(lm: LoadedModel, name: str, prompt_ids: list[int], latent_steps: int = 0,
+              start: int = 0) -> AgentRun:
+    if not prompt_ids:
+        raise InputError(f"agent {name}: empty prompt")
+    if latent_steps < 0:
+        raise InputError(f"agent {name}: latent_steps must be >= 0")
+    ids = torch.tensor([prompt_ids], device=lm.device)
+    embeds = lm.model.get_input_embeddings()(ids)
+    positions = torch.arange(start, start + ids.shape[1], device=lm.device).unsqueeze(0)
+    cache = DynamicCache()
+    with _capture_pre_rope_keys(lm) as captured:
+        out = lm.model.model(inputs_embeds=embeds, position_ids=positions, cache=cache, use_cache=True)
+        pieces = [embeds]
+        for _ in range(latent_steps):
+            hidden = out.last_hidden_state[:, -1:, :]
+            position = torch.tensor([[start + sum(p.shape[1] for p in pieces)]], device=lm.device)
+            pieces.append(hidden)
+            out = lm.model.model(inputs_embeds=hidden, position_ids=position, cache=cache, use_cache=True)
+    fragment = Fragment.from_cache(cache, lm.fingerprint, start=start)
+    pre_rope = torch.stack([torch.cat(chunks, dim=1)[0].transpose(0, 1) for chunks in captured])
+    return AgentRun(name, list(prompt_ids), latent_steps, torch.cat(pieces, dim=1), fragment, pre_rope)
+
+
+@contextmanager
+def _capture_pre_rope_keys(lm: LoadedModel) -> Iterator[list[list[torch.Tensor]]]:
+    """Record each layer's k_norm output ([1, n, H, D]): the keys right before RoPE."""
+    captured: list[list[torch.Tensor]] = [[] for _ in lm.model.model.layers]
+    handles = [
+        layer.self_attn.k_norm.register_forward_hook(
+            lambda _module, _inputs, output, i=i: captured[i].append(output.detach()))
+        for i, layer in enumerate(lm.model.model.layers)
+    ]
+    try:
+        yield captured
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def run_agents(lm: LoadedModel, count: int, latent_steps: int = 0, seed: int = 0,
+               texts: list[str] | None = None) -> list[AgentRun]:
+    """``count`` agents with prompts of different lengths: text through the tokenizer when the
+    model has one (and texts are given or defaults exist), seeded token ids otherwise."""
+    if count < 1:
+        raise InputError("--agents must be at least 1")
+    if texts is not None or lm.tokenizer is not None:
+        pool = list(texts) if texts is not None else list(DEFAULT_TEXT_PROMPTS)
+        if len(pool) < count:
+            raise InputError(f"{count} agents need {count} prompts, got {len(pool)}")
+        prompts = text_prompts(lm, pool[:count])
+    else:
+        prompts = seeded_prompts(count, lm.vocab_size, seed)
+    return [run_agent(lm, chr(ord("A") + i) if i < 26 else f"agent{i}", p, latent_steps)
+            for i, p in enumerate(prompts)]

@@ -1,0 +1,100 @@
+"""realstate's render as a ``modelcheck.backend.Backend``: what ``canonmerge check`` checks.
+
+Fragments of a checker universe become real ``Fragment``s (torch tensors built from the exact
+bit patterns) under a synthetic fingerprint, and every digest comes from realstate's own
+``canonical_render`` / ``bag_render`` — the checker never sees a copy of the render."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+import torch
+
+from modelcheck.backend import DTYPE_BITS, FragmentDesc, Geometry
+from realstate.dtypes import storage_dtype
+from realstate.engine import CANONICAL, Engine
+from realstate.fingerprint import Fingerprint
+from realstate.fragment import Fragment
+from realstate.render import bag_render, canonical_render
+from spec import FragmentSet
+
+SYNTHETIC_MAX_POSITIONS = 1 << 20
+
+
+def synthetic_fingerprint(geometry: Geometry) -> Fingerprint:
+    return Fingerprint(
+        architecture="modelcheck-synthetic",
+        layers=geometry.layers,
+        kv_heads=geometry.kv_heads,
+        head_dim=geometry.head_dim,
+        dtype=geometry.dtype,
+        inv_freq=tuple(float(f) for f in geometry.inv_freq),
+        rope_theta=10000.0,
+        max_positions=SYNTHETIC_MAX_POSITIONS,
+        weights="synthetic:modelcheck-universe",
+    )
+
+
+def tensor_from_bits(bits: object, dtype_name: str) -> torch.Tensor:
+    """Exact tensor from nested lists of unsigned bit patterns of ``dtype_name``'s width."""
+    width = DTYPE_BITS[dtype_name]
+    unsigned = np.array(bits, dtype=np.uint16 if width == 16 else np.uint32)
+    signed = unsigned.view(np.int16 if width == 16 else np.int32)
+    return torch.from_numpy(signed.copy()).view(storage_dtype(dtype_name))
+
+
+class RealstateBackend:
+    def __init__(self, engine: Engine = CANONICAL) -> None:
+        self.engine = engine
+        self.name = "realstate" if engine is CANONICAL else f"realstate[{engine.name}]"
+        self._fingerprints: dict[Geometry, Fingerprint] = {}
+
+    def build(self, geometry: Geometry, desc: FragmentDesc) -> Fragment:
+        fp = self._fingerprints.get(geometry)
+        if fp is None:
+            fp = self._fingerprints[geometry] = synthetic_fingerprint(geometry)
+        keys = tensor_from_bits(desc.keys, geometry.dtype)
+        values = tensor_from_bits(desc.values, geometry.dtype)
+        return Fragment(fp, desc.start, keys, values)
+
+    def copy(self, fragment: Fragment) -> Fragment:
+        return fragment.copy()
+
+    def content_id(self, fragment: Fragment) -> bytes:
+        return fragment.content_id
+
+    def order_value(self, fragment: Fragment) -> float:
+        return fragment.order_value
+
+    def order_key(self, fragment: Fragment) -> bytes:
+        return fragment.order_key
+
+    def singleton(self, fragment: Fragment) -> object:
+        return self.engine.collect([fragment])
+
+    def merge(self, a: object, b: object) -> object:
+        return a.merge(b)  # type: ignore[attr-defined]
+
+    def abstract(self, state: object) -> FragmentSet[bytes]:
+        return FragmentSet.of_ids(f.content_id for f in state)  # type: ignore[attr-defined]
+
+    def state_key(self, state: object) -> Hashable:
+        return tuple(sorted(f.content_id for f in state))  # type: ignore[attr-defined]
+
+    def render_order(self, state: object) -> list[bytes]:
+        return [f.content_id for f in self.engine.order(list(state))]  # type: ignore[call-overload]
+
+    def render_digest(self, state: object) -> str:
+        return canonical_render(state, engine=self.engine).digest()  # type: ignore[arg-type]
+
+    def bag_digest(self, fragments: Sequence[Fragment]) -> str:
+        return bag_render(fragments, engine=self.engine).digest()
+
+    def render_as_fragment(self, fragments: Sequence[Fragment]) -> Fragment:
+        return bag_render(fragments, engine=self.engine).as_fragment()
+
+
+def make_backend() -> RealstateBackend:
+    """The backend ``canonmerge check`` runs: realstate's canonical engine, unmodified."""
+    return RealstateBackend(CANONICAL)

@@ -1,0 +1,34 @@
+"""Storage dtypes a fragment may use, by name, with their integer twin for bit-level views."""
+
+from __future__ import annotations
+
+import torch
+
+from spec import InputError
+
+STORAGE_DTYPES: dict[str, torch.dtype] = {
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+    "float32": torch.float32,
+}
+# same-width integer dtype, to look at (and hash, and compare) raw bits
+BITS_VIEW: dict[torch.dtype, torch.dtype] = {
+    torch.bfloat16: torch.int16,
+    torch.float16: torch.int16,
+    torch.float32: torch.int32,
+}
+DTYPE_CODE: dict[str, int] = {"bfloat16": 1, "float16": 2, "float32": 3}
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    for name, value in STORAGE_DTYPES.items():
+        if value == dtype:
+            return name
+    raise InputError(f"unsupported storage dtype {dtype}; supported: {', '.join(STORAGE_DTYPES)}")
+
+
+def storage_dtype(name: str) -> torch.dtype:
+    try:
+        return STORAGE_DTYPES[name]
+    except KeyError:
+        raise InputError(f"unknown dtype {name!r}; supported: {', '.join(STORAGE_DTYPES)}") from None

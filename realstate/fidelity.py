@@ -1,0 +1,85 @@
+"""C8 fidelity: a re-encoded fragment against the same inputs encoded at the target offset.
+
+Two comparisons per layer, both in float64 (max abs error, min cosine over key vectors):
+
+- **rope** — the model's own RoPE (its ``rotary_emb`` and ``apply_rotary_pos_emb``, in its own
+  dtype) applied at the target positions to the very pre-RoPE keys the agent's run computed.
+  Hidden states are held fixed, so the only differences are storage rounding: this is the
+  re-encoding fidelity C8 states, and the one the threshold applies to.
+- **prefill** — a full forward of the same input embeddings at the target positions.  Beyond
+  layer 0 this also carries the model's own low-precision arithmetic at other positions (in
+  bf16 the hidden states drift by a few 1e-5 in cosine), which no re-encoding can remove; it
+  is reported, not thresholded."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from transformers.models.qwen3.modeling_qwen3 import apply_rotary_pos_emb
+
+from realstate.agents import AgentRun, encode_embeddings
+from realstate.engine import CANONICAL, Engine
+from realstate.fragment import Fragment
+from realstate.models import LoadedModel
+from realstate.rope import reencode_keys
+
+
+@dataclass(frozen=True)
+class FidelityRow:
+    agent: str
+    offset: int
+    rope_max_abs_error: tuple[float, ...]  # per layer
+    rope_min_cosine: tuple[float, ...]
+    prefill_max_abs_error: tuple[float, ...]
+    prefill_min_cosine: tuple[float, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"agent": self.agent, "offset": self.offset,
+                "rope_max_abs_error": list(self.rope_max_abs_error),
+                "rope_min_cosine": list(self.rope_min_cosine),
+                "prefill_max_abs_error": list(self.prefill_max_abs_error),
+                "prefill_min_cosine": list(self.prefill_min_cosine)}
+
+
+def compare_keys(moved: torch.Tensor, direct: torch.Tensor) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Per layer of ``[L, H, n, D]``: max abs error and min cosine over key vectors."""
+    a = moved.detach().to("cpu", torch.float64)
+    b = direct.detach().to("cpu", torch.float64)
+    err = (a - b).abs().amax(dim=(1, 2, 3))
+    cos = torch.nn.functional.cosine_similarity(a, b, dim=-1, eps=1e-300).amin(dim=(1, 2))
+    return tuple(err.tolist()), tuple(cos.tolist())
+
+
+@torch.no_grad()
+def model_rope(lm: LoadedModel, pre_rope_keys: torch.Tensor, start: int) -> torch.Tensor:
+    """What the model itself would cache for these pre-RoPE keys at positions ``start..``."""
+    n = pre_rope_keys.shape[2]
+    positions = torch.arange(start, start + n, device=pre_rope_keys.device).unsqueeze(0)
+    cos, sin = lm.model.model.rotary_emb(pre_rope_keys, positions)
+    _, keys = apply_rotary_pos_emb(pre_rope_keys, pre_rope_keys, cos, sin)
+    return keys
+
+
+def check_capture(lm: LoadedModel, run: AgentRun) -> None:
+    """The captured pre-RoPE keys must reproduce the agent's cached keys bit for bit."""
+    again = model_rope(lm, run.pre_rope_keys, run.fragment.start)
+    if not torch.equal(again.view(torch.int16) if again.element_size() == 2 else again.view(torch.int32),
+                       run.fragment.keys.view(torch.int16) if again.element_size() == 2
+                       else run.fragment.keys.view(torch.int32)):
+        raise RuntimeError(f"agent {run.name}: captured pre-RoPE keys do not reproduce the cache; "
+                           "the model's attention is not the stock Qwen3 one")
+
+
+def fidelity(lm: LoadedModel, run: AgentRun, offsets: Sequence[int], engine: Engine = CANONICAL) -> list[FidelityRow]:
+    check_capture(lm, run)
+    rows = []
+    inv_freq = engine.frequencies(run.fragment.fingerprint)
+    for offset in offsets:
+        moved = reencode_keys(run.fragment.keys, offset - run.fragment.start, inv_freq, engine.rotate)
+        rope_err, rope_cos = compare_keys(moved, model_rope(lm, run.pre_rope_keys, offset))
+        direct = Fragment.from_cache(encode_embeddings(lm, run.inputs_embeds, offset), lm.fingerprint, offset)
+        pre_err, pre_cos = compare_keys(moved, direct.keys)
+        rows.append(FidelityRow(run.name, offset, rope_err, rope_cos, pre_err, pre_cos))
+    return rows

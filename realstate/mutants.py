@@ -1,0 +1,83 @@
+"""Planted bugs: engines that each get exactly one piece of CanonicalMerge wrong.
+
+They exist to prove the replay can fail (a check that cannot fail is a defect).  Each is a
+mistake real merging code makes; the replay's negative tests run every one and expect a
+violation.  Never use these to merge anything."""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
+
+import torch
+
+from realstate.engine import CANONICAL, Engine
+from realstate.fingerprint import Fingerprint
+from realstate.fragment import Fragment
+from realstate.rope import rotate_half
+from spec import order_key, total_order_bits
+
+
+def _m_only(fragment: Fragment) -> int:
+    return total_order_bits(fragment.order_value)
+
+
+def _heapsort(items: Sequence[Fragment], key: Callable[[Fragment], Any]) -> list[Fragment]:
+    """Unstable: equal keys come out in an order that depends on the input order."""
+    heap = [(key(f), -i, f) for i, f in enumerate(items)]  # -i: ties pop latest-first
+    heapq.heapify(heap)
+    return [heapq.heappop(heap)[2] for _ in range(len(heap))]
+
+
+def _value_returning_sort(items: Sequence[Fragment], key: Callable[[Fragment], Any]) -> list[Fragment]:
+    """Sorts the m values, then maps each value back to 'the' fragment that has it."""
+    values = torch.tensor([f.order_value for f in items], dtype=torch.float64)
+    ordered_values = torch.sort(values).values.tolist()
+    return [next(f for f in items if f.order_value == v) for v in ordered_values]
+
+
+def _reduced_precision_key(fragment: Fragment) -> bytes:
+    """m from a float32 torch reduction: not exact, and not the same bits on every machine."""
+    mid = fragment.middle_layer_keys().float()
+    m = float(torch.linalg.vector_norm(mid, dim=-1).mean())
+    return order_key(m, fragment.content_id)
+
+
+def _negated_rotation(x: torch.Tensor) -> torch.Tensor:
+    return -rotate_half(x)
+
+
+def _frequencies_from_theta(fp: Fingerprint) -> tuple[float, ...]:
+    """Recomputes 1/theta^(2i/D) instead of reading the frequencies the model really uses."""
+    return tuple(1.0 / (fp.rope_theta ** (2 * i / fp.head_dim)) for i in range(fp.head_dim // 2))
+
+
+class IdentitySet:
+    """Dedups by Python object identity: a re-delivered copy counts as a new fragment."""
+
+    def __init__(self, items: Iterable[Fragment] = ()) -> None:
+        self._items = {id(f): f for f in items}
+
+    def merge(self, other: IdentitySet) -> IdentitySet:
+        merged = IdentitySet()
+        merged._items = {**other._items, **self._items}
+        return merged
+
+    def __iter__(self) -> Iterator[Fragment]:
+        return iter(self._items.values())
+
+
+MUTANTS: dict[str, Engine] = {
+    e.name: e
+    for e in (
+        dataclasses.replace(CANONICAL, name="unstable-sort", key=_m_only, sort=_heapsort),
+        dataclasses.replace(CANONICAL, name="value-returning-sort", sort=_value_returning_sort),
+        dataclasses.replace(CANONICAL, name="reduced-precision-key", key=_reduced_precision_key),
+        dataclasses.replace(CANONICAL, name="no-tie-break", key=_m_only),
+        dataclasses.replace(CANONICAL, name="wrong-rope-sign", rotate=_negated_rotation),
+        dataclasses.replace(CANONICAL, name="theta-frequencies", frequencies=_frequencies_from_theta),
+        dataclasses.replace(CANONICAL, name="identity-dedup", collect=IdentitySet),
+    )
+}

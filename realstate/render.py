@@ -1,0 +1,136 @@
+"""The three renders of DESIGN.md, each returning a transformers ``DynamicCache``.
+
+- ``canonical_merge(set)``: order by the content-derived key, lay out contiguously from ``base``,
+  re-encode each fragment once from its stored position, concatenate.
+- ``bag_merge(list)``: the same in list order, duplicates kept (the prior-work baseline).
+- ``naive_concat(list)``: list order, no re-encoding (what public prior-work code does).
+
+Each has a ``*_render`` twin returning ``Rendered`` (tensors, layout, digest) for checking.
+Merging never re-encodes; only a render does, once, from the stored positions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import torch
+from transformers import DynamicCache
+from transformers.cache_utils import DynamicLayer
+
+from realstate.engine import CANONICAL, Engine
+from realstate.fingerprint import Fingerprint
+from realstate.fragment import Fragment, content_id_of
+from realstate.rope import reencode_keys
+from spec import InputError
+
+
+@dataclass(frozen=True)
+class Placement:
+    fragment: Fragment
+    offset: int
+
+
+@dataclass
+class Rendered:
+    """A rendered context: keys/values ``[L, H, T, D]`` plus where each fragment went."""
+
+    fingerprint: Fingerprint
+    base: int
+    keys: torch.Tensor
+    values: torch.Tensor
+    layout: list[Placement]
+
+    @property
+    def tokens(self) -> int:
+        return self.keys.shape[2]
+
+    def digest(self) -> str:
+        """SHA-256 (hex) of the rendered bytes, with the same framing as a content id."""
+        return content_id_of(self.fingerprint, self.base, self.keys, self.values).hex()
+
+    def to_cache(self) -> DynamicCache:
+        """A ``DynamicCache`` whose layers are views of the rendered tensors (no copy)."""
+        cache = DynamicCache()
+        for layer in range(self.keys.shape[0]):
+            k = self.keys[layer].unsqueeze(0)
+            v = self.values[layer].unsqueeze(0)
+            cache_layer = DynamicLayer()
+            cache_layer.lazy_initialization(k, v)
+            cache_layer.keys, cache_layer.values = k, v
+            cache.layers.append(cache_layer)
+        return cache
+
+    def as_fragment(self) -> Fragment:
+        """The render packaged as one fragment at ``base`` (used to show incremental merging)."""
+        return Fragment(self.fingerprint, self.base, self.keys.clone(), self.values.clone())
+
+
+def _common_fingerprint(fragments: Sequence[Fragment]) -> Fingerprint:
+    if not fragments:
+        raise InputError("nothing to render: no fragments")
+    first = fragments[0].fingerprint
+    for f in fragments[1:]:
+        if f.fingerprint != first:
+            raise InputError(f"fragments {fragments[0]!r} and {f!r} have different fingerprints "
+                             f"({first.describe_mismatch(f.fingerprint)} differ); they never merge")
+    return first
+
+
+def layout(ordered: Sequence[Fragment], base: int = 0) -> list[Placement]:
+    """Offsets o_1 = base, o_{i+1} = o_i + n_i."""
+    placements, offset = [], base
+    for f in ordered:
+        placements.append(Placement(f, offset))
+        offset += f.tokens
+    return placements
+
+
+def render_layout(placements: Sequence[Placement], base: int = 0, engine: Engine = CANONICAL,
+                  reencode: bool = True) -> Rendered:
+    """Write every fragment, re-encoded to its offset, into one preallocated buffer per tensor."""
+    fragments = [p.fragment for p in placements]
+    fp = _common_fingerprint(fragments)
+    total = sum(f.tokens for f in fragments)
+    if base < 0 or base + total > fp.max_positions:
+        raise InputError(f"render positions {base}..{base + total - 1} exceed the model's maximum "
+                         f"{fp.max_positions}")
+    device = fragments[0].device
+    shape = (fp.layers, fp.kv_heads, total, fp.head_dim)
+    keys = torch.empty(shape, dtype=fragments[0].keys.dtype, device=device)
+    values = torch.empty(shape, dtype=fragments[0].values.dtype, device=device)
+    inv_freq = engine.frequencies(fp)
+    position = 0
+    for p in placements:
+        f, n = p.fragment, p.fragment.tokens
+        delta = p.offset - f.start if reencode else 0
+        keys[:, :, position:position + n] = reencode_keys(f.keys, delta, inv_freq, engine.rotate)
+        values[:, :, position:position + n] = f.values
+        position += n
+    return Rendered(fp, base, keys, values, list(placements))
+
+
+def canonical_render(fragments: Iterable[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:
+    """CanonicalMerge of the *set* of ``fragments`` (duplicates by content id count once)."""
+    members = list(engine.collect(fragments))
+    return render_layout(layout(engine.order(members), base), base, engine)
+
+
+def bag_render(fragments: Sequence[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:
+    return render_layout(layout(list(fragments), base), base, engine)
+
+
+def naive_render(fragments: Sequence[Fragment], base: int = 0) -> Rendered:
+    return render_layout(layout(list(fragments), base), base, reencode=False)
+
+
+def canonical_merge(fragments: Iterable[Fragment], base: int = 0) -> DynamicCache:
+    return canonical_render(fragments, base).to_cache()
+
+
+def bag_merge(fragments: Sequence[Fragment], base: int = 0) -> DynamicCache:
+    return bag_render(fragments, base).to_cache()
+
+
+def naive_concat(fragments: Sequence[Fragment], base: int = 0) -> DynamicCache:
+    return naive_render(fragments, base).to_cache()
+
