@@ -1,7 +1,7 @@
 """The mechanics a render is made of, gathered in one place so a test can swap exactly one.
 
 ``CANONICAL`` is what canonmerge runs.  The replay's negative tests (and ``realstate.mutants``)
-replace a single field — the sort, the key, the frequencies, the rotation, the dedup — to show
+replace a single field — the sort, the key, the frequencies, the re-encoding, the dedup — to show
 the replay catches that planted bug.  Nothing else in realstate hard-codes these choices."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import torch
 
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment, fragment_set
-from realstate.rope import rotate_half
+from realstate.rope import reencode_into
 from spec import canonical_order
 
 
@@ -32,7 +32,7 @@ class Engine:
     key: Callable[[Fragment], Any]
     sort: Callable[[Sequence[Fragment], Callable[[Fragment], Any]], list[Fragment]]
     frequencies: Callable[[Fingerprint], Sequence[float]]
-    rotate: Callable[[torch.Tensor], torch.Tensor]
+    reencode: Callable[[torch.Tensor, torch.Tensor, int, Sequence[float]], None]  # (dest, keys, delta, inv_freq)
     collect: Callable[[Iterable[Fragment]], FragmentCollection]
 
     def order(self, fragments: Sequence[Fragment]) -> list[Fragment]:
@@ -53,6 +53,6 @@ CANONICAL = Engine(
     key=_full_key,
     sort=canonical_order,
     frequencies=model_frequencies,
-    rotate=rotate_half,
+    reencode=reencode_into,
     collect=fragment_set,
 )

@@ -23,7 +23,6 @@ from realstate.agents import AgentRun, encode_embeddings
 from realstate.engine import CANONICAL, Engine
 from realstate.fragment import Fragment
 from realstate.models import LoadedModel
-from realstate.rope import reencode_keys
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,8 @@ def fidelity(lm: LoadedModel, run: AgentRun, offsets: Sequence[int], engine: Eng
     rows = []
     inv_freq = engine.frequencies(run.fragment.fingerprint)
     for offset in offsets:
-        moved = reencode_keys(run.fragment.keys, offset - run.fragment.start, inv_freq, engine.rotate)
+        moved = torch.empty_like(run.fragment.keys)
+        engine.reencode(moved, run.fragment.keys, offset - run.fragment.start, inv_freq)
         rope_err, rope_cos = compare_keys(moved, model_rope(lm, run.pre_rope_keys, offset))
         direct = Fragment.from_cache(encode_embeddings(lm, run.inputs_embeds, offset), lm.fingerprint, offset)
         pre_err, pre_cos = compare_keys(moved, direct.keys)

@@ -22,6 +22,9 @@ from realstate.geometry import DEFAULT_GEOMETRY, geometry
 from spec import InputError
 
 
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
+
+
 @dataclass
 class LoadedModel:
     model: Qwen3ForCausalLM
@@ -136,12 +139,14 @@ def load_checkpoint(path: str | Path, dtype: str = "bfloat16", device: str = "cp
     model = Qwen3ForCausalLM.from_pretrained(directory, dtype=torch_dtype, local_files_only=True)
     model.eval().to(target)
     tokenizer = None
-    try:
+    # AutoTokenizer invents an empty tokenizer from the config when no files exist: look first
+    if any((directory / name).is_file() for name in TOKENIZER_FILES):
         from transformers import AutoTokenizer
 
-        tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
-    except (OSError, ValueError, TypeError):
-        tokenizer = None  # no tokenizer files: agents use seeded token ids
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(directory, local_files_only=True)
+        except (OSError, ValueError, TypeError) as exc:
+            raise InputError(f"--checkpoint {directory}: tokenizer files present but unreadable: {exc}") from None
     weights = weights_digest(model)
     return LoadedModel(model, fingerprint_of(model, dtype, weights), "checkpoint", str(directory.resolve()),
                        f"checkpoint ({config.num_hidden_layers} layers)", dtype, target, tokenizer)

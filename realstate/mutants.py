@@ -16,7 +16,7 @@ import torch
 from realstate.engine import CANONICAL, Engine
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment
-from realstate.rope import rotate_half
+from realstate.rope import reencode_reference, rotate_half
 from spec import order_key, total_order_bits
 
 
@@ -45,8 +45,9 @@ def _reduced_precision_key(fragment: Fragment) -> bytes:
     return order_key(m, fragment.content_id)
 
 
-def _negated_rotation(x: torch.Tensor) -> torch.Tensor:
-    return -rotate_half(x)
+def _wrong_sign_reencode(dest: torch.Tensor, keys: torch.Tensor, delta: int, inv_freq: Sequence[float]) -> None:
+    """Rotates with -rotate_half: the angle runs the wrong way."""
+    dest.copy_(reencode_reference(keys, delta, inv_freq, rotate=lambda x: -rotate_half(x)))
 
 
 def _frequencies_from_theta(fp: Fingerprint) -> tuple[float, ...]:
@@ -76,7 +77,7 @@ MUTANTS: dict[str, Engine] = {
         dataclasses.replace(CANONICAL, name="value-returning-sort", sort=_value_returning_sort),
         dataclasses.replace(CANONICAL, name="reduced-precision-key", key=_reduced_precision_key),
         dataclasses.replace(CANONICAL, name="no-tie-break", key=_m_only),
-        dataclasses.replace(CANONICAL, name="wrong-rope-sign", rotate=_negated_rotation),
+        dataclasses.replace(CANONICAL, name="wrong-rope-sign", reencode=_wrong_sign_reencode),
         dataclasses.replace(CANONICAL, name="theta-frequencies", frequencies=_frequencies_from_theta),
         dataclasses.replace(CANONICAL, name="identity-dedup", collect=IdentitySet),
     )

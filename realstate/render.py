@@ -20,7 +20,6 @@ from transformers.cache_utils import DynamicLayer
 from realstate.engine import CANONICAL, Engine
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment, content_id_of
-from realstate.rope import reencode_keys
 from spec import InputError
 
 
@@ -103,7 +102,7 @@ def render_layout(placements: Sequence[Placement], base: int = 0, engine: Engine
     for p in placements:
         f, n = p.fragment, p.fragment.tokens
         delta = p.offset - f.start if reencode else 0
-        keys[:, :, position:position + n] = reencode_keys(f.keys, delta, inv_freq, engine.rotate)
+        engine.reencode(keys[:, :, position:position + n], f.keys, delta, inv_freq)
         values[:, :, position:position + n] = f.values
         position += n
     return Rendered(fp, base, keys, values, list(placements))

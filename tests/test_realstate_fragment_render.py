@@ -1,0 +1,165 @@
+"""Fragments, content ids, RoPE re-encoding and the three renders, on small synthetic tensors."""
+
+import hashlib
+import itertools
+import math
+
+import pytest
+import torch
+from transformers import DynamicCache
+
+from realstate import bag_merge, canonical_merge, canonical_render, fragment_set, naive_concat
+from realstate.fragment import Fragment
+from realstate.render import bag_render, naive_render
+from realstate.rope import reencode_keys, reencode_reference, rotate_half, rotation_tables
+from spec import InputError
+from tests.realstate_helpers import bits, random_fragment, tiny_fingerprint
+
+
+def test_content_id_is_sha256_of_header_then_raw_little_endian_bytes():
+    fp = tiny_fingerprint()
+    f = random_fragment(fp, 3, seed=1, start=7)
+    from realstate.fragment import _HEADER, CONTENT_ID_MAGIC
+
+    header = _HEADER.pack(CONTENT_ID_MAGIC, fp.digest, 1, 2, 2, 3, 4, 7)
+    expected = hashlib.sha256(header + bits(f.keys).numpy().tobytes() + bits(f.values).numpy().tobytes())
+    assert f.content_id == expected.digest()
+
+
+def test_content_id_changes_with_any_byte_start_or_fingerprint():
+    fp = tiny_fingerprint()
+    f = random_fragment(fp, 3, seed=1)
+    keys = f.keys.clone()
+    bits(keys)[1, 0, 2, 3] ^= 1
+    assert Fragment(fp, 0, keys, f.values).content_id != f.content_id
+    assert Fragment(fp, 1, f.keys, f.values).content_id != f.content_id
+    other_fp = tiny_fingerprint(weights="synthetic:other")
+    assert Fragment(other_fp, 0, f.keys, f.values).content_id != f.content_id
+    assert f.copy().content_id == f.content_id and f.copy() is not f
+
+
+def test_fragment_validation_names_the_problem():
+    fp = tiny_fingerprint()
+    good = random_fragment(fp, 2, seed=0)
+    with pytest.raises(InputError, match="dtype"):
+        Fragment(fp, 0, good.keys.float(), good.values)
+    with pytest.raises(InputError, match="do not match"):
+        Fragment(fp, 0, good.keys[:, :1], good.values[:, :1])
+    with pytest.raises(InputError, match="start"):
+        Fragment(fp, -1, good.keys, good.values)
+    with pytest.raises(InputError, match="maximum"):
+        Fragment(tiny_fingerprint(max_positions=3), 2, good.keys, good.values)
+
+
+def test_delta_zero_copies_bits_exactly_including_negative_zero_and_nan():
+    keys = torch.tensor([[[[-0.0, float("nan"), 1.0, -2.5]]]], dtype=torch.bfloat16)
+    out = reencode_keys(keys, 0, (1.0, 0.01))
+    assert torch.equal(bits(out), bits(keys)) and out.data_ptr() != keys.data_ptr()
+
+
+def test_reencoding_is_the_neox_rotation_by_delta():
+    inv_freq = (1.0, 0.01)
+    keys = torch.randn(1, 1, 3, 4, dtype=torch.float32, generator=torch.Generator().manual_seed(0))
+    delta = 5
+    out = reencode_keys(keys, delta, inv_freq)
+    x1, x2 = keys[..., :2].double(), keys[..., 2:].double()
+    angles = torch.tensor([delta * f for f in inv_freq], dtype=torch.float64)
+    expect = torch.cat((x1 * angles.cos() - x2 * angles.sin(), x2 * angles.cos() + x1 * angles.sin()), -1)
+    assert torch.allclose(out.double(), expect, atol=1e-6)
+    back = reencode_keys(out, -delta, inv_freq)
+    assert torch.allclose(back, keys, atol=1e-6)
+
+
+def test_rotation_tables_are_float64_rounded_once_to_float32():
+    cos, sin = rotation_tables((1.0, 0.5), 30000)
+    assert cos.dtype == torch.float32
+    assert cos[0].item() == torch.tensor(math.cos(30000.0), dtype=torch.float64).float().item()
+    assert torch.equal(cos[:2], cos[2:]) and torch.equal(sin[:2], sin[2:])
+
+
+def test_rotate_half_matches_transformers():
+    from transformers.models.qwen3.modeling_qwen3 import rotate_half as hf_rotate_half
+
+    x = torch.randn(2, 3, 8)
+    assert torch.equal(rotate_half(x), hf_rotate_half(x))
+
+
+def frags(n=4, dtype="bfloat16"):
+    fp = tiny_fingerprint(dtype)
+    return [random_fragment(fp, 1 + i % 3, seed=10 + i) for i in range(n)]
+
+
+def test_canonical_render_is_one_digest_over_every_permutation_and_bag_is_not():
+    fs = frags(4)
+    canonical = {canonical_render(p).digest() for p in itertools.permutations(fs)}
+    bag = {bag_render(p).digest() for p in itertools.permutations(fs)}
+    assert len(canonical) == 1 and len(bag) == 24
+
+
+def test_render_is_a_dynamic_cache_with_contiguous_re_encoded_layout():
+    fs = frags(3)
+    cache = canonical_merge(fragment_set(fs))
+    assert isinstance(cache, DynamicCache) and len(cache.layers) == 2
+    assert cache.get_seq_length() == sum(f.tokens for f in fs)
+    rendered = canonical_render(fs)
+    for p in rendered.layout:
+        n = p.fragment.tokens
+        where = [q.offset for q in rendered.layout]
+        assert where == sorted(where)
+        expect = reencode_keys(p.fragment.keys, p.offset - p.fragment.start, p.fragment.fingerprint.inv_freq)
+        assert torch.equal(bits(rendered.keys[:, :, p.offset:p.offset + n]), bits(expect))
+        assert torch.equal(bits(rendered.values[:, :, p.offset:p.offset + n]), bits(p.fragment.values))
+
+
+def test_bag_keeps_duplicates_canonical_does_not():
+    a, b = frags(2)
+    assert bag_merge([a, b, a.copy()]).get_seq_length() == 2 * a.tokens + b.tokens
+    assert canonical_render([a, b, a.copy()]).digest() == canonical_render([b, a]).digest()
+
+
+def test_naive_concat_does_not_re_encode():
+    a, b = frags(2)
+    rendered = naive_render([a, b])
+    assert torch.equal(bits(rendered.keys[:, :, a.tokens:]), bits(b.keys))
+    assert naive_concat([a, b]).get_seq_length() == a.tokens + b.tokens
+    assert naive_render([a, b]).digest() != bag_render([a, b]).digest()
+
+
+def test_n2_canonical_equals_one_bag_order():
+    a, b = frags(2)
+    assert canonical_render([a, b]).digest() in {bag_render([a, b]).digest(), bag_render([b, a]).digest()}
+
+
+def test_mismatched_fingerprints_never_merge():
+    a = frags(1)[0]
+    other = random_fragment(tiny_fingerprint(weights="synthetic:other"), 2, seed=3)
+    with pytest.raises(InputError, match="different fingerprints.*weights"):
+        canonical_render([a, other])
+
+
+def test_render_positions_are_bounded_by_the_model_maximum():
+    fp = tiny_fingerprint(max_positions=4)
+    fs = [random_fragment(fp, 3, seed=i) for i in range(2)]
+    with pytest.raises(InputError, match="exceed the model's maximum 4"):
+        canonical_render(fs)
+
+
+def test_empty_render_is_an_error():
+    with pytest.raises(InputError, match="no fragments"):
+        canonical_render([])
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+@pytest.mark.parametrize("shape", [(2, 2, 3, 8), (3, 2, 700, 64), (1, 1, 1100, 128), (4, 3, 37, 128)])
+def test_fast_reencoding_is_bit_identical_to_the_literal_formula(dtype, shape):
+    """Chunked per-half arithmetic == k*cos + rotate_half(k)*sin rounded once, on every non-NaN
+    input: random, signed zeros, infinities, subnormals, the largest finite values."""
+    g = torch.Generator().manual_seed(shape[2])
+    keys = (torch.randn(shape, generator=g) * 4).to(dtype)
+    flat = keys.view(-1)
+    specials = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), 1e-40, -1e-41,
+                             torch.finfo(dtype).max, -torch.finfo(dtype).max, torch.finfo(dtype).tiny])
+    flat[: len(specials)] = specials.to(dtype)
+    inv_freq = tuple(1.0 / (1e6 ** (2 * i / shape[-1])) for i in range(shape[-1] // 2))
+    for delta in (1, -3, 30000):
+        assert torch.equal(bits(reencode_keys(keys, delta, inv_freq)), bits(reencode_reference(keys, delta, inv_freq)))
