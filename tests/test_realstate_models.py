@@ -126,3 +126,14 @@ def test_cuda_request_without_a_gpu_is_a_clear_error():
         pytest.skip("this machine has a GPU; the error path is for machines without one")
     with pytest.raises(InputError, match="no CUDA GPU"):
         load_seeded("qwen3-tiny", device="cuda")
+
+
+def test_readme_library_example_runs():
+    import pathlib
+    import subprocess
+    import sys
+
+    example = pathlib.Path(__file__).resolve().parents[1] / "examples" / "merge_two_replicas.py"
+    out = subprocess.run([sys.executable, str(example)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("2 fragments, 7 context tokens, decoded [")
