@@ -1,0 +1,30 @@
+"""``canonmerge prove``: discharge the Z3 proof obligations (part "proofs")."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from proofs.runner import DEFAULT_TIMEOUT_S
+from proofs.runner import run as run_proofs
+from spec import PartReport, Progress
+
+PART = "proofs"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--only", metavar="NAME",
+                        help="run one obligation by name, or every obligation of a claim id (e.g. C5)")
+    parser.add_argument("--timeout", metavar="S", type=float, default=DEFAULT_TIMEOUT_S,
+                        help=f"seconds per obligation (default {DEFAULT_TIMEOUT_S:g}); "
+                             "a timeout is reported as unknown, never as proved")
+    parser.add_argument("--emit-smt2", metavar="DIR", type=Path,
+                        help="write each obligation's query as DIR/<name>.smt2 for another solver")
+
+
+def run(args: argparse.Namespace, progress: Progress) -> PartReport:
+    return run_proofs(args.only, args.timeout, args.emit_smt2, progress)
+
+
+def run_default(progress: Progress) -> PartReport:
+    return run_proofs(None, DEFAULT_TIMEOUT_S, None, progress)

@@ -1,0 +1,159 @@
+"""The runner's contract: every obligation meets its expectation, and the verdict logic never
+turns a refutation, an unknown, a timeout, a z3 error or a vacuous premise set into a proof."""
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+import z3
+
+import proofs
+from proofs.obligation import Goal, Obligation, Result, discharge
+from proofs.runner import outcome_of
+from spec import CLAIMS, InputError, Outcome, exit_code_for
+
+x = z3.Int("x")
+
+
+def fake(expected: Result, goal: Goal, name: str = "fake") -> Obligation:
+    return Obligation(name, "C1", "a fake obligation for the runner's logic", expected, lambda: goal)
+
+
+PROVABLE = Goal([x > 0], x >= 0, "QF_LIA")          # unsat of the negation
+REFUTABLE = Goal([], x > 0, "QF_LIA")                # x = 0 is a counterexample
+VACUOUS = Goal([x > 0, x < 0], z3.BoolVal(False), "QF_LIA")
+
+
+def fermat_cubes() -> Goal:
+    """True (Euler), but far beyond Z3's nonlinear integer arithmetic: it can only time out."""
+    a, b, c = z3.Ints("a b c")
+    return Goal([a > 0, b > 0, c > 0], a * a * a + b * b * b != c * c * c, "QF_NIA")
+
+
+def test_every_obligation_meets_its_expectation():
+    report = proofs.run(timeout_s=30)
+    assert report.part == "proofs"
+    assert [r.check for r in report.results] == proofs.names()
+    bad = [(r.check, r.outcome, r.figure) for r in report.results if r.outcome != Outcome.HOLDS]
+    assert not bad
+    assert exit_code_for(report.results) == 0
+    table = report.tables[0]
+    assert table.columns == ["obligation", "claim", "expected", "result", "time"]
+    assert [row[0] for row in table.rows] == proofs.names()
+    assert all(row[2] == row[3] for row in table.rows)
+
+
+def test_obligations_cover_the_claims_and_name_registered_ones():
+    assert len(set(proofs.names())) == len(proofs.names())
+    claims = {ob.claim for ob in proofs.OBLIGATIONS}
+    assert claims == {"C1", "C2", "C3", "C4", "C5", "C6", "C7"} and claims <= set(CLAIMS)
+    for ob in proofs.OBLIGATIONS:
+        assert "proofs" in CLAIMS[ob.claim].checked_by
+        assert ob.statement and "\n" not in ob.statement
+    refuted = {ob.name for ob in proofs.OBLIGATIONS if ob.expected == Result.REFUTED}
+    assert {"c1_commutative_needs_injectivity", "c4_bag_merge_not_commutative",
+            "c4_redelivery_changes_bag", "c5_key_without_tiebreak_not_total",
+            "c5_naive_float_lt_not_strict_weak"} == refuted
+
+
+@pytest.mark.parametrize("expected, goal, result, outcome", [
+    (Result.PROVED, PROVABLE, Result.PROVED, Outcome.HOLDS),
+    (Result.REFUTED, PROVABLE, Result.PROVED, Outcome.FAILS),
+    (Result.REFUTED, REFUTABLE, Result.REFUTED, Outcome.HOLDS),
+    (Result.PROVED, REFUTABLE, Result.REFUTED, Outcome.FAILS),
+    (Result.PROVED, VACUOUS, Result.VACUOUS, Outcome.FAILS),
+    (Result.REFUTED, VACUOUS, Result.VACUOUS, Outcome.FAILS),
+])
+def test_expected_versus_actual(expected, goal, result, outcome):
+    verdict = discharge(fake(expected, goal), timeout_s=5)
+    assert verdict.result == result
+    assert outcome_of(verdict) == outcome
+    report = proofs.run(timeout_s=5, obligations=[fake(expected, goal)])
+    (row,) = report.results
+    assert row.outcome == outcome and row.part == "proofs" and row.check == "fake"
+    assert row.details["expected"] == expected.value and row.details["result"] == result.value
+    assert exit_code_for(report.results) == (0 if outcome == Outcome.HOLDS else 1)
+
+
+def test_refutation_carries_the_counterexample_in_details_and_figure():
+    report = proofs.run(timeout_s=5, obligations=[fake(Result.REFUTED, REFUTABLE)])
+    (row,) = report.results
+    assert row.details["witness"] == {"x": "0"}
+    assert "x = 0" in row.figure
+    assert report.tables[1].rows == [["fake", "x", "0"]]
+
+
+def test_a_timeout_is_unknown_and_never_holds():
+    verdict = discharge(fake(Result.PROVED, fermat_cubes()), timeout_s=0.001)
+    assert verdict.result == Result.UNKNOWN
+    assert verdict.seconds < 5
+    report = proofs.run(timeout_s=0.001, obligations=[fake(Result.PROVED, fermat_cubes())])
+    (row,) = report.results
+    assert row.outcome == Outcome.UNKNOWN and row.figure.startswith("unknown")
+    assert exit_code_for(report.results) == 1
+
+
+def test_a_longer_timeout_on_a_hard_query_is_still_unknown_not_proved():
+    verdict = discharge(fake(Result.PROVED, fermat_cubes()), timeout_s=0.3)
+    assert verdict.result == Result.UNKNOWN
+    assert "timeout" in verdict.reason or "canceled" in verdict.reason
+
+
+def test_a_z3_error_is_unknown_with_its_reason():
+    def broken() -> Goal:
+        raise z3.Z3Exception("sort mismatch in the encoding")
+
+    verdict = discharge(Obligation("broken", "C1", "s", Result.PROVED, broken), timeout_s=5)
+    assert verdict.result == Result.UNKNOWN and "sort mismatch" in verdict.reason
+    report = proofs.run(obligations=[Obligation("broken", "C1", "s", Result.PROVED, broken)],
+                        emit_smt2=None)
+    assert report.results[0].outcome == Outcome.UNKNOWN
+
+
+def test_an_obligation_must_name_a_claim_and_a_definite_expectation():
+    with pytest.raises(KeyError):
+        Obligation("x", "C9", "s", Result.PROVED, lambda: PROVABLE)
+    with pytest.raises(ValueError):
+        Obligation("x", "C1", "s", Result.UNKNOWN, lambda: PROVABLE)
+
+
+def test_selection_by_name_and_by_claim_and_unknown_names():
+    assert [ob.name for ob in proofs.select("c2_absorbing")] == ["c2_absorbing"]
+    assert {ob.claim for ob in proofs.select("C4")} == {"C4"}
+    with pytest.raises(InputError) as info:
+        proofs.select("c9_nonsense")
+    assert "c1_commutative" in str(info.value) and "c9_nonsense" in str(info.value)
+
+
+@pytest.mark.parametrize("bad", [0, -1, float("nan"), float("inf")])
+def test_bad_timeouts_are_input_errors(bad):
+    with pytest.raises(InputError):
+        proofs.run(only="c1_idempotent", timeout_s=bad)
+
+
+def test_unwritable_smt2_directory_is_an_input_error(tmp_path: Path):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(InputError):
+        proofs.run(only="c1_idempotent", emit_smt2=blocker / "sub")
+
+
+def test_progress_is_reported():
+    calls = []
+    proofs.run(only="C4", progress=lambda task, done, total: calls.append((done, total)))
+    assert calls[0] == (0, 2) and calls[-1] == (2, 2)
+
+
+def test_proofs_import_only_spec_z3_and_the_stdlib():
+    package = Path(proofs.__file__).parent
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                tops = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                tops = [(node.module or "").split(".")[0]]
+            else:
+                continue
+            for top in tops:
+                assert top in {"proofs", "spec", "z3"} or top in sys.stdlib_module_names, f"{path.name}: {top}"

@@ -1,0 +1,72 @@
+"""Every exported obligation, re-checked by a second, independent solver (cvc5 from PyPI,
+through its SMT-LIB parser), gives Z3's answer: unsat for proved, sat for refuted."""
+
+from pathlib import Path
+
+import cvc5
+import pytest
+
+import proofs
+from proofs import fragment_set
+from proofs.obligation import Obligation, Result
+from proofs.smt2 import smt2_text, write_smt2
+from spec import Outcome
+
+ANSWER = {"proved": "unsat", "refuted": "sat"}
+
+
+def cvc5_answer(path: Path, time_limit_ms: int = 60_000) -> str:
+    """Parse an SMT-LIB 2.6 file with cvc5 and return its (last) check-sat answer."""
+    tm = cvc5.TermManager()
+    solver = cvc5.Solver(tm)
+    symbols = cvc5.SymbolManager(tm)
+    solver.setOption("tlimit-per", str(time_limit_ms))
+    parser = cvc5.InputParser(solver, symbols)
+    parser.setFileInput(cvc5.InputLanguage.SMT_LIB_2_6, str(path))
+    answers = []
+    while True:
+        command = parser.nextCommand()
+        if command.isNull():
+            break
+        out = command.invoke(solver, symbols).strip()
+        if out:
+            answers.append(out)
+    assert answers, f"{path.name}: cvc5 gave no answer"
+    return answers[-1]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("smt2")
+    report = proofs.run(timeout_s=30, emit_smt2=directory)
+    return directory, report
+
+
+def test_one_file_per_obligation_with_header(exported):
+    directory, report = exported
+    assert sorted(p.stem for p in directory.glob("*.smt2")) == sorted(proofs.names())
+    for row in report.results:
+        text = Path(row.details["smt2"]).read_text()
+        assert text.startswith(f"; canonmerge proof obligation: {row.check}\n")
+        assert f"; expected: {ANSWER[row.details['expected']]} " in text
+        assert "(set-logic " in text and text.count("(check-sat)") == 1
+
+
+def test_cvc5_agrees_with_z3_on_every_obligation(exported):
+    directory, report = exported
+    disagreements = []
+    for row in report.results:
+        assert row.outcome == Outcome.HOLDS
+        z3_answer = ANSWER[row.details["result"]]
+        other = cvc5_answer(Path(row.details["smt2"]))
+        if other != z3_answer:
+            disagreements.append((row.check, z3_answer, other))
+    assert not disagreements
+
+
+def test_cvc5_also_refutes_a_wrong_law(tmp_path):
+    """The second solver is a real check: a wrong 'proved' obligation comes back sat."""
+    wrong = Obligation("c2_intersection_inflationary", "C2", "intersection is inflationary (false)",
+                       Result.PROVED, lambda: fragment_set.inflation(fragment_set.intersection))
+    assert "; expected: unsat" in smt2_text(wrong)
+    assert cvc5_answer(write_smt2(wrong, tmp_path)) == "sat"
