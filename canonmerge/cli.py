@@ -12,6 +12,7 @@ import time
 from types import ModuleType
 
 from rich.console import Console
+from rich.markup import escape
 
 from canonmerge.environment import describe_environment
 from canonmerge.printing import json_report, print_part, results_table
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "verify":
         for rep in reports:
             for note in rep.notes:
-                console.print(f"note ({rep.part}): {note}")
+                console.print(f"note ({rep.part}): {escape(note)}")
         console.print(results_table("canonmerge verify: summary", results))
     else:
         print_part(console, reports[0])

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from spec import CLAIMS, ClaimResult, Outcome, PartReport, Table
@@ -19,7 +20,7 @@ def print_table(console: Console, table: Table) -> None:
     for column in table.columns:
         out.add_column(column)
     for row in table.rows:
-        out.add_row(*row)
+        out.add_row(*(escape(cell) for cell in row))
     console.print(out)
 
 
@@ -29,7 +30,7 @@ def results_table(title: str, results: list[ClaimResult]) -> RichTable:
         out.add_column(column)
     for r in results:
         style = _STYLE[r.outcome]
-        out.add_row(r.claim, r.part, r.check, f"[{style}]{r.outcome.value}[/]", r.figure,
+        out.add_row(r.claim, r.part, escape(r.check), f"[{style}]{r.outcome.value}[/]", escape(r.figure),
                     f"{r.seconds:.2f}s")
     return out
 
@@ -39,7 +40,7 @@ def print_part(console: Console, report: PartReport) -> None:
         print_table(console, table)
     console.print(results_table(f"{report.part}: claims", report.results))
     for note in report.notes:
-        console.print(f"note: {note}")
+        console.print(f"note: {escape(note)}")
 
 
 def claims_summary(results: list[ClaimResult]) -> list[dict[str, Any]]:

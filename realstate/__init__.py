@@ -3,19 +3,30 @@ exact order keys, RoPE re-encoding, the three renders, and the bit-for-bit repla
 
 Library use (see README): build ``Fragment``s from your agents' caches with
 ``Fragment.from_cache``, merge replicas with ``fragment_set(...).merge(...)`` and render with
-``canonical_merge`` to get a ``DynamicCache`` ready for decoding."""
+``canonical_merge`` to get a ``DynamicCache`` ready for decoding.
 
-from realstate.fingerprint import Fingerprint
-from realstate.fragment import Fragment, fragment_set
-from realstate.render import Rendered, bag_merge, canonical_merge, canonical_render, naive_concat
+Names are imported on first use (PEP 562), so ``import realstate.settings`` stays torch-free
+and the command line starts quickly."""
 
-__all__ = [
-    "Fingerprint",
-    "Fragment",
-    "Rendered",
-    "bag_merge",
-    "canonical_merge",
-    "canonical_render",
-    "fragment_set",
-    "naive_concat",
-]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "Fingerprint": "realstate.fingerprint",
+    "Fragment": "realstate.fragment",
+    "fragment_set": "realstate.fragment",
+    "Rendered": "realstate.render",
+    "bag_merge": "realstate.render",
+    "canonical_merge": "realstate.render",
+    "canonical_render": "realstate.render",
+    "naive_concat": "realstate.render",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
+    raise AttributeError(f"module 'realstate' has no attribute {name!r}")

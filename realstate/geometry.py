@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from transformers import Qwen3Config
+from typing import TYPE_CHECKING
 
+from realstate.settings import DEFAULT_GEOMETRY
 from spec import InputError
+
+if TYPE_CHECKING:
+    from transformers import Qwen3Config
 
 
 @dataclass(frozen=True)
@@ -24,6 +28,8 @@ class Geometry:
     tied_embeddings: bool = True
 
     def config(self) -> Qwen3Config:
+        from transformers import Qwen3Config
+
         return Qwen3Config(
             vocab_size=self.vocab,
             hidden_size=self.hidden,
@@ -51,7 +57,6 @@ GEOMETRIES: dict[str, Geometry] = {
                  intermediate=9728, vocab=151936),
     )
 }
-DEFAULT_GEOMETRY = "qwen3-tiny"
 
 
 def geometry(name: str) -> Geometry:

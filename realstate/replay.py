@@ -22,39 +22,15 @@ from realstate.continuation import Continuation, greedy_continue
 from realstate.engine import CANONICAL, Engine
 from realstate.fidelity import FidelityRow, fidelity
 from realstate.fragment import Fragment
-from realstate.geometry import DEFAULT_GEOMETRY
 from realstate.models import LoadedModel, load_checkpoint, load_seeded, model_inv_freq
 from realstate.order_value import reference_order_value
 from realstate.render import Placement, bag_render, canonical_render, layout, render_layout
+from realstate.settings import ReplaySettings
 from spec import ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress, order_key
 
 # Fidelity floor per storage dtype: one rounding of the storage format, plus the model's own
 # arithmetic at a different position, stays well above these on every layer.
 MIN_COSINE = {"bfloat16": 0.9999, "float16": 0.99999, "float32": 0.999999}
-
-
-@dataclass(frozen=True)
-class ReplaySettings:
-    geometry: str = DEFAULT_GEOMETRY
-    checkpoint: str | None = None
-    agents: int = 5
-    latent_steps: int = 2
-    device: str = "cpu"
-    dtype: str = "bfloat16"
-    seed: int = 0
-    decode_tokens: int = 4
-    fidelity_offsets: tuple[int, ...] = (1, 100, 1000, 10000, 30000)
-    prompts: tuple[str, ...] | None = None
-
-    def validate(self) -> None:
-        if not 1 <= self.agents <= 6:
-            raise InputError(f"--agents must be 1..6 (every permutation is rendered), got {self.agents}")
-        if self.latent_steps < 0:
-            raise InputError(f"--latent-steps must be >= 0, got {self.latent_steps}")
-        if self.decode_tokens < 1:
-            raise InputError(f"--decode-tokens must be >= 1, got {self.decode_tokens}")
-        if any(o < 0 for o in self.fidelity_offsets):
-            raise InputError("fidelity offsets must be >= 0")
 
 
 def load_model(settings: ReplaySettings) -> LoadedModel:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from realstate.geometry import DEFAULT_GEOMETRY, GEOMETRIES
-from realstate.replay import ReplaySettings, run_replay
+from realstate.settings import DEFAULT_GEOMETRY, GEOMETRY_NAMES, ReplaySettings
 from spec import InputError, PartReport, Progress
 
 PART = "realstate"
@@ -23,7 +22,7 @@ def _offsets(text: str) -> tuple[int, ...]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--geometry", choices=sorted(GEOMETRIES), default=None,
+    source.add_argument("--geometry", choices=GEOMETRY_NAMES, default=None,
                         help=f"a Qwen3 geometry with seeded weights (default {DEFAULT_GEOMETRY})")
     source.add_argument("--checkpoint", metavar="DIR",
                         help="a local Qwen3 checkpoint directory, loaded offline")
@@ -52,8 +51,12 @@ def settings_from(args: argparse.Namespace) -> ReplaySettings:
 
 
 def run(args: argparse.Namespace, progress: Progress) -> PartReport:
+    from realstate.replay import run_replay  # torch loads only when a replay really runs
+
     return run_replay(settings_from(args), progress)
 
 
 def run_default(progress: Progress) -> PartReport:
+    from realstate.replay import run_replay
+
     return run_replay(ReplaySettings(), progress)
