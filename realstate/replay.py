@@ -1,8 +1,9 @@
 """The bit-for-bit replay: the claims checked on caches from a real transformers Qwen3 model.
 
 For every arity n = 1..N (the first n agents' fragments) it renders every permutation, every
-binary merge tree and every single re-delivery, decodes from every permutation, and compares
-SHA-256 digests of the rendered bytes.  Each result names its claim (spec.CLAIMS).  ``engine``
+binary merge tree over every leaf order and every schedule with one re-delivered copy (the
+enumerators are modelcheck's), decodes from every permutation, and compares SHA-256 digests of
+the rendered bytes.  Each result names its claim (spec.CLAIMS).  ``engine``
 is the mechanics under test: ``CANONICAL`` normally, a planted bug in the negative tests."""
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ import itertools
 import math
 import struct
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
+from modelcheck import enumerate as en
 from realstate.agents import AgentRun, run_agents
 from realstate.continuation import Continuation, greedy_continue
 from realstate.engine import CANONICAL, Engine
@@ -37,22 +39,6 @@ def load_model(settings: ReplaySettings) -> LoadedModel:
     if settings.checkpoint is not None:
         return load_checkpoint(settings.checkpoint, settings.dtype, settings.device)
     return load_seeded(settings.geometry, settings.dtype, settings.device, settings.seed)
-
-
-# --- enumerations -------------------------------------------------------------------------
-
-Tree = Any  # a leaf index, or a pair of trees
-
-
-def merge_trees(leaves: Sequence[int]) -> Iterator[Tree]:
-    """Every binary merge tree over ``leaves`` in this order (Catalan(n-1) of them)."""
-    if len(leaves) == 1:
-        yield leaves[0]
-        return
-    for split in range(1, len(leaves)):
-        for left in merge_trees(leaves[:split]):
-            for right in merge_trees(leaves[split:]):
-                yield (left, right)
 
 
 # --- the replay ----------------------------------------------------------------------------
@@ -87,10 +73,15 @@ class Replay:
             state = state.merge(self.engine.collect([f]))
         return state
 
-    def state_of_tree(self, tree: Tree, leaves: Sequence[Fragment]) -> Any:
-        if isinstance(tree, int):
-            return self.engine.collect([leaves[tree]])
-        return self.state_of_tree(tree[0], leaves).merge(self.state_of_tree(tree[1], leaves))
+    def delivered(self, leaf: en.Leaf, fragments: Sequence[Fragment]) -> Fragment:
+        """The first delivery is the object itself; a re-delivery is a copy with equal bytes."""
+        return fragments[leaf.index] if leaf.copy == 0 else fragments[leaf.index].copy()
+
+    def state_of_schedule(self, expr: en.Expr, fragments: Sequence[Fragment]) -> Any:
+        """Evaluate a modelcheck schedule (merge tree over deliveries) with the engine's merge."""
+        if isinstance(expr, en.Leaf):
+            return self.engine.collect([self.delivered(expr, fragments)])
+        return self.state_of_schedule(expr.left, fragments).merge(self.state_of_schedule(expr.right, fragments))
 
     def digest(self, state: Any) -> str:
         return canonical_render(state, engine=self.engine).digest()
@@ -112,18 +103,17 @@ class Replay:
                 row.bag_continuations.add(self.continue_from(bag))
             self.progress(f"realstate n={n}: permutations", i + 1, len(perms))
         row.permutations = len(perms)
-        for perm in perms:
-            for tree in merge_trees(list(range(n))):
-                row.tree_digests.add(self.digest(self.state_of_tree(tree, perm)))
-                row.trees += 1
+        for tree in en.merge_trees(n):  # every tree shape over every leaf order
+            row.tree_digests.add(self.digest(self.state_of_schedule(tree, subset)))
+            row.trees += 1
         reference = next(iter(row.canonical_digests))
-        bag_reference = bag_render(subset, engine=self.engine).digest()
-        for f in subset:
-            for position in range(n + 1):
-                sequence = [*subset[:position], f.copy(), *subset[position:]]
-                row.redeliveries += 1
-                row.redelivery_canonical_changed += self.digest(self.state_of(sequence)) != reference
-                row.redelivery_bag_unchanged += bag_render(sequence, engine=self.engine).digest() == bag_reference
+        for schedule in en.redeliveries(n, 1):  # one repeated delivery, in every interleaving
+            arrivals = [self.delivered(leaf, subset) for leaf in en.leaves(schedule)]
+            first_arrivals = [subset[leaf.index] for leaf in en.leaves(schedule) if leaf.copy == 0]
+            row.redeliveries += 1
+            row.redelivery_canonical_changed += self.digest(self.state_of_schedule(schedule, subset)) != reference
+            row.redelivery_bag_unchanged += (bag_render(arrivals, engine=self.engine).digest()
+                                             == bag_render(first_arrivals, engine=self.engine).digest())
         if n == 2:
             row.c6_match = reference in {bag_render(p, engine=self.engine).digest() for p in perms}
         return row

@@ -1,0 +1,134 @@
+"""``canonmerge check``: the exhaustive checker and gossip explorer on realstate's own render.
+
+The backend is realstate's (``_backend()``), never a copy of its render; ``--plant`` wraps it in
+a planted-bug mutant to demonstrate that the checker catches that bug, and ``--replay`` re-runs a
+saved counterexample (exit 1 if it still reproduces, 0 if not, 2 for a malformed trace)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from spec import CLAIMS, ClaimResult, InputError, Outcome, PartReport, Progress, Table
+
+PART = "modelcheck"
+DEFAULT_TRACE_DIR = "canonmerge-traces"
+
+
+def _backend() -> Any | None:
+    """realstate's backend for the checker's universes, or ``None`` if realstate has none yet.
+
+    Contract: ``realstate.backend.make_backend()`` returns a ``modelcheck.backend.Backend`` that
+    builds fragments from any ``Geometry``/``FragmentDesc`` of ``modelcheck.universes`` and renders
+    with realstate's real canonical render and BagMerge.  Imported lazily so that modelcheck never
+    imports torch."""
+    try:
+        import realstate.backend as rb
+    except ModuleNotFoundError as exc:
+        if exc.name == "realstate.backend":
+            return None
+        raise
+    return rb.make_backend()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from modelcheck.mutants import MUTANTS
+    from modelcheck.runner import DEFAULT_IN_FLIGHT, DEFAULT_MAX_STATES, MAX_EXHAUSTIVE_ARITY
+    from modelcheck.universes import UNIVERSES
+
+    parser.add_argument("--max-arity", type=int, default=MAX_EXHAUSTIVE_ARITY, metavar="N",
+                        help=f"check every set of N = 1..this many fragments exhaustively "
+                             f"(1..{MAX_EXHAUSTIVE_ARITY}; default %(default)s)")
+    parser.add_argument("--universe", action="append", metavar="NAME",
+                        help=f"fragment universe to check (repeatable; default all): {', '.join(UNIVERSES)}")
+    parser.add_argument("--redeliveries", type=int, default=1, metavar="R",
+                        help="re-delivery patterns with up to R extra deliveries (0..3; default %(default)s)")
+    parser.add_argument("--replicas", type=int, default=3, metavar="R",
+                        help="gossip: number of replicas (default %(default)s)")
+    parser.add_argument("--fragments", type=int, default=3, metavar="F",
+                        help="gossip: fragments published, round-robin over replicas (default %(default)s)")
+    parser.add_argument("--in-flight", type=int, default=DEFAULT_IN_FLIGHT, metavar="K",
+                        help="gossip: bound on messages in flight or dropped (default %(default)s)")
+    parser.add_argument("--max-states", type=int, default=DEFAULT_MAX_STATES, metavar="S",
+                        help="gossip: stop exploring after this many states (default %(default)s)")
+    parser.add_argument("--max-depth", type=int, default=None, metavar="D",
+                        help="gossip: explore at most this many steps deep (default: to the fixpoint)")
+    parser.add_argument("--no-gossip", action="store_true", help="skip the gossip explorer (C7)")
+    parser.add_argument("--randomized", type=int, default=0, metavar="K",
+                        help="also run K Hypothesis examples of C3 with N up to 64 (0 = off)")
+    parser.add_argument("--replay", type=Path, metavar="FILE",
+                        help="re-execute a saved counterexample trace; exit 1 if it still reproduces")
+    parser.add_argument("--plant", metavar="MUTANT",
+                        help="plant a known bug, to demonstrate that the checker catches it "
+                             f"(exit 1 with a trace): {', '.join(MUTANTS)}")
+    parser.add_argument("--trace-dir", type=Path, default=Path(DEFAULT_TRACE_DIR), metavar="DIR",
+                        help="where counterexample traces are saved (default ./%(default)s)")
+
+
+def _not_built(why: str) -> PartReport:
+    results = [ClaimResult(c.id, PART, f"{PART} (not built)", Outcome.NOT_BUILT, figure="not built")
+               for c in CLAIMS.values() if PART in c.checked_by]
+    return PartReport(part=PART, results=results, notes=[why])
+
+
+_NO_BACKEND = "realstate.backend is not built yet: there is no render to check"
+
+
+def _replay(args: argparse.Namespace) -> PartReport:
+    from modelcheck import trace as trace_io
+    from modelcheck.replay import replay
+
+    if args.plant is not None:
+        raise InputError("--replay takes the mutant from the trace; drop --plant")
+    trace = trace_io.load(args.replay)
+    backend = _backend()
+    if backend is None:
+        return _not_built(_NO_BACKEND)
+    result = replay(trace, backend)
+    outcome = Outcome.FAILS if result.reproduced else Outcome.HOLDS
+    figure = "violation reproduces" if result.reproduced else "no longer reproduces"
+    if result.reproduced:
+        figure += " (same bytes)" if result.same_bytes else " (other bytes)"
+    details = {"trace": str(args.replay), "mutant": trace["mutant"], "universe": trace["universe"],
+               "reproduced": result.reproduced, "same_bytes": result.same_bytes,
+               "expected": result.expected, "observed": result.observed,
+               "recorded_expected": trace["expected"], "recorded_observed": trace["observed"]}
+    table = Table(f"replay of {args.replay}", ["field", "value"], [
+        ["check", trace["check"]], ["claim", trace["claim"]], ["mutant", str(trace["mutant"])],
+        ["universe", trace["universe"]], ["operations", str(len(trace["ops"]))],
+        ["expected", result.expected], ["observed", result.observed]])
+    notes = [n for n in [trace.get("note", "")] if n] + result.notes
+    return PartReport(PART, [ClaimResult(trace["claim"], PART, f"replay: {trace['check']}", outcome,
+                                         figure, 0.0, details)], [table], {"replay": details}, notes)
+
+
+def run(args: argparse.Namespace, progress: Progress) -> PartReport:
+    import modelcheck
+    from modelcheck.mutants import plant
+
+    if args.replay is not None:
+        return _replay(args)
+    backend = _backend()
+    if backend is None:
+        return _not_built(_NO_BACKEND)
+    backend = plant(backend, args.plant)
+    report = modelcheck.run(
+        backend, max_arity=args.max_arity, universes=args.universe, replicas=args.replicas,
+        fragments=args.fragments, in_flight=args.in_flight, randomized=args.randomized,
+        redeliveries=args.redeliveries, gossip=not args.no_gossip, max_states=args.max_states,
+        max_depth=args.max_depth, trace_dir=args.trace_dir, progress=progress)
+    if args.plant is not None:
+        report.notes.insert(0, f"planted bug {args.plant!r} (a demonstration): the checks that catch it "
+                               "FAIL, with replayable traces")
+    return report
+
+
+def defaults() -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args([])
+
+
+def run_default(progress: Progress) -> PartReport:
+    return run(defaults(), progress)

@@ -1,0 +1,251 @@
+"""Planted-bug mutants: generic wrappers that break exactly one piece of any ``Backend``.
+
+They exist to demonstrate that the checker catches real bugs (``canonmerge check --plant NAME``);
+nothing else uses them.  Every mutant renders through the wrapped backend's own primitives
+(``bag_digest``, ``order_value``, ``content_id``, ``render_as_fragment``), so the only difference
+from the correct backend is the planted bug.  A trace records the mutant's name, so ``--replay``
+rebuilds the same wrapper."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+from modelcheck.backend import Backend, FragmentDesc, Geometry
+from spec import FragmentSet, InputError, canonical_order, total_order_bits
+
+
+class _Wrapper:
+    """Forwards the fragment-level primitives to the real backend."""
+
+    mutant = ""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = f"{inner.name} [{self.mutant}]"
+
+    def build(self, geometry: Geometry, desc: FragmentDesc) -> Any:
+        return self.inner.build(geometry, desc)
+
+    def copy(self, fragment: Any) -> Any:
+        return self.inner.copy(fragment)
+
+    def content_id(self, fragment: Any) -> bytes:
+        return self.inner.content_id(fragment)
+
+    def order_value(self, fragment: Any) -> float:
+        return self.inner.order_value(fragment)
+
+    def order_key(self, fragment: Any) -> bytes:
+        return self.inner.order_key(fragment)
+
+    def bag_digest(self, fragments: Sequence[Any]) -> str:
+        return self.inner.bag_digest(fragments)
+
+    def render_as_fragment(self, fragments: Sequence[Any]) -> Any:
+        return self.inner.render_as_fragment(fragments)
+
+    def _canonical(self, fragments: Sequence[Any]) -> list[Any]:
+        return canonical_order(list(fragments), self.inner.order_key)
+
+
+# --- states that remember arrival order (dedup by content id) ---------------------------------
+
+class _ArrivalOrdered(_Wrapper):
+    """State: ``((id, fragment), ...)`` in first-arrival order, one entry per content id — what a
+    dict keyed by id gives.  Subclasses choose how the render orders it (the planted bug)."""
+
+    def _order(self, fragments: list[Any]) -> list[Any]:
+        raise NotImplementedError
+
+    def singleton(self, fragment: Any) -> tuple[tuple[bytes, Any], ...]:
+        return ((self.inner.content_id(fragment), fragment),)
+
+    def merge(self, a: tuple, b: tuple) -> tuple:
+        seen = {cid for cid, _ in a}
+        out = list(a)
+        for cid, f in b:
+            if cid not in seen:
+                seen.add(cid)
+                out.append((cid, f))
+        return tuple(out)
+
+    def abstract(self, state: tuple) -> FragmentSet[bytes]:
+        return FragmentSet.of_ids(cid for cid, _ in state)
+
+    def state_key(self, state: tuple) -> Hashable:
+        return tuple(cid for cid, _ in state)
+
+    def render_order(self, state: tuple) -> list[bytes]:
+        return [self.inner.content_id(f) for f in self._order([f for _, f in state])]
+
+    def render_digest(self, state: tuple) -> str:
+        return self.inner.bag_digest(self._order([f for _, f in state]))
+
+
+class UnstableSort(_ArrivalOrdered):
+    """Heapsort by m alone (what ``torch.sort(norms)`` does): ties land in an arrival-dependent order."""
+
+    mutant = "unstable-sort"
+
+    def _order(self, fragments: list[Any]) -> list[Any]:
+        items = [(self.inner.order_value(f), f) for f in fragments]
+
+        def sift(start: int, end: int) -> None:
+            root = start
+            while 2 * root + 1 <= end:
+                child = 2 * root + 1
+                if child + 1 <= end and items[child][0] < items[child + 1][0]:
+                    child += 1
+                if items[root][0] < items[child][0]:
+                    items[root], items[child] = items[child], items[root]
+                    root = child
+                else:
+                    return
+
+        for start in range(len(items) // 2 - 1, -1, -1):
+            sift(start, len(items) - 1)
+        for end in range(len(items) - 1, 0, -1):
+            items[0], items[end] = items[end], items[0]
+            sift(0, end - 1)
+        return [f for _, f in items]
+
+
+class NoTieBreak(_ArrivalOrdered):
+    """Stable sort by ``total_order_bits(m)`` only: ties keep arrival order."""
+
+    mutant = "no-tie-break"
+
+    def _order(self, fragments: list[Any]) -> list[Any]:
+        return sorted(fragments, key=lambda f: total_order_bits(self.inner.order_value(f)))
+
+
+class NaiveFloatCompare(_ArrivalOrdered):
+    """Sort by the Python tuple ``(m, id)``: float ``<`` is not a total order once NaN appears."""
+
+    mutant = "naive-float-compare"
+
+    def _order(self, fragments: list[Any]) -> list[Any]:
+        return sorted(fragments, key=lambda f: (self.inner.order_value(f), self.inner.content_id(f)))
+
+
+class OrderByArrival(_ArrivalOrdered):
+    """Dedup by id, but render in arrival order (BagMerge with dedup)."""
+
+    mutant = "order-by-arrival"
+
+    def _order(self, fragments: list[Any]) -> list[Any]:
+        return list(fragments)
+
+
+# --- states that forget to deduplicate -------------------------------------------------------
+
+class MergeKeepsDuplicates(_Wrapper):
+    """State: a tuple; merge concatenates, so a re-delivery is rendered twice."""
+
+    mutant = "merge-keeps-duplicates"
+
+    def singleton(self, fragment: Any) -> tuple:
+        return (fragment,)
+
+    def merge(self, a: tuple, b: tuple) -> tuple:
+        return a + b
+
+    def abstract(self, state: tuple) -> FragmentSet[bytes]:
+        return FragmentSet.of_ids(self.inner.content_id(f) for f in state)
+
+    def state_key(self, state: tuple) -> Hashable:
+        return tuple(self.inner.content_id(f) for f in state)
+
+    def render_order(self, state: tuple) -> list[bytes]:
+        return [self.inner.content_id(f) for f in self._canonical(state)]
+
+    def render_digest(self, state: tuple) -> str:
+        return self.inner.bag_digest(self._canonical(state))
+
+
+class IdentityDedup(_Wrapper):
+    """State keyed by Python ``id()`` of the fragment object: a re-delivered copy is kept twice."""
+
+    mutant = "identity-dedup"
+
+    def singleton(self, fragment: Any) -> tuple:
+        return (fragment,)
+
+    def merge(self, a: tuple, b: tuple) -> tuple:
+        seen = {id(f) for f in a}
+        return a + tuple(f for f in b if id(f) not in seen)
+
+    def abstract(self, state: tuple) -> FragmentSet[bytes]:
+        return FragmentSet.of_ids(self.inner.content_id(f) for f in state)
+
+    def state_key(self, state: tuple) -> Hashable:
+        return tuple(sorted((self.inner.content_id(f), id(f)) for f in state))
+
+    def render_order(self, state: tuple) -> list[bytes]:
+        return [self.inner.content_id(f) for f in self._canonical(state)]
+
+    def render_digest(self, state: tuple) -> str:
+        return self.inner.bag_digest(self._canonical(state))
+
+
+# --- incremental merging ---------------------------------------------------------------------
+
+class RenderDependsOnMergeTree(_Wrapper):
+    """Merge renders both sides into one block (the two blocks in canonical order, via
+    ``render_as_fragment``): a different merge tree re-encodes different blocks.
+
+    State: ``(block, members)`` with members ``((id, fragment), ...)`` in block token order."""
+
+    mutant = "render-depends-on-merge-tree"
+
+    def singleton(self, fragment: Any) -> tuple:
+        return (fragment, ((self.inner.content_id(fragment), fragment),))
+
+    def merge(self, a: tuple, b: tuple) -> tuple:
+        ids_a, ids_b = {c for c, _ in a[1]}, {c for c, _ in b[1]}
+        if ids_b <= ids_a:
+            return a
+        if ids_a <= ids_b:
+            return b
+        first, second = sorted((a, b), key=lambda s: self.inner.order_key(s[0]))
+        block = self.inner.render_as_fragment([first[0], second[0]])
+        seen = {c for c, _ in first[1]}
+        return (block, first[1] + tuple(m for m in second[1] if m[0] not in seen))
+
+    def abstract(self, state: tuple) -> FragmentSet[bytes]:
+        return FragmentSet.of_ids(c for c, _ in state[1])
+
+    def state_key(self, state: tuple) -> Hashable:
+        return (self.inner.content_id(state[0]), tuple(c for c, _ in state[1]))
+
+    def render_order(self, state: tuple) -> list[bytes]:
+        return [c for c, _ in state[1]]
+
+    def render_digest(self, state: tuple) -> str:
+        return self.inner.bag_digest([state[0]])
+
+
+MUTANTS: dict[str, Callable[[Backend], Backend]] = {
+    cls.mutant: cls
+    for cls in (UnstableSort, NoTieBreak, NaiveFloatCompare, MergeKeepsDuplicates, OrderByArrival,
+                RenderDependsOnMergeTree, IdentityDedup)
+}
+
+
+def plant(backend: Backend, name: str | None) -> Backend:
+    """``backend`` with the named bug planted (``None``: unchanged)."""
+    if name is None:
+        return backend
+    try:
+        return MUTANTS[name](backend)
+    except KeyError:
+        raise InputError(f"unknown mutant {name!r}; known: {', '.join(MUTANTS)}") from None
+
+
+def base_backend(backend: Backend) -> tuple[Backend, str | None]:
+    """The real backend under a mutant wrapper, and the mutant's name (``None`` if unwrapped)."""
+    mutant = getattr(backend, "mutant", None)
+    if mutant and isinstance(backend, _Wrapper):
+        return backend.inner, mutant
+    return backend, None

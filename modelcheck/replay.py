@@ -1,0 +1,108 @@
+"""Re-execute a saved counterexample trace on a backend and say whether the violation reproduces.
+
+The backend is wrapped in the mutant the trace names, so a trace from ``--plant`` replays the
+same bug.  Digests are compared with the recorded ones too: a different backend (or a changed
+render) can reproduce the violation with other bytes, and the report says so."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelcheck.backend import Backend
+from modelcheck.mutants import base_backend, plant
+from modelcheck.program import failed_expectations, run_program
+from modelcheck.trace import fragments_of
+
+
+@dataclass
+class ReplayResult:
+    reproduced: bool
+    expected: str
+    observed: str
+    same_bytes: bool          # observed digests equal the recorded ones
+    notes: list[str] = field(default_factory=list)
+
+
+def _join(backend: Backend, a: Any, b: Any) -> Any:
+    return b if a is None else backend.merge(a, b)
+
+
+def replay_gossip_ops(backend: Backend, objects: Mapping[int, Any] | Sequence[Any],
+                      ops: Sequence[Mapping[str, Any]], replicas: int) -> list[Any]:
+    """Run gossip ops (messages named by the op number of their send); the replicas' states."""
+    states: list[Any] = [None] * replicas
+    flight: dict[int, tuple[int, Any]] = {}     # send op number -> (dst, snapshot)
+    dropped: dict[int, tuple[int, Any]] = {}
+    for k, op in enumerate(ops):
+        verb = op["op"]
+        if verb == "publish":
+            r = op["replica"]
+            states[r] = _join(backend, states[r], backend.singleton(objects[op["fragment"]]))
+        elif verb == "send":
+            if states[op["src"]] is None:
+                raise ValueError(f"op {k}: replica {op['src']} has nothing to send")
+            flight[k] = (op["dst"], states[op["src"]])
+        else:
+            msg_id = op["msg"]
+            pool = dropped if verb == "resend" else flight
+            if msg_id not in pool:
+                where = "dropped" if verb == "resend" else "in flight"
+                raise ValueError(f"op {k}: message {msg_id} is not {where}")
+            dst, snapshot = pool[msg_id] if verb == "duplicate" else pool.pop(msg_id)
+            if verb == "drop":
+                dropped[msg_id] = (dst, snapshot)
+            elif verb == "resend":
+                flight[msg_id] = (dst, snapshot)
+            else:
+                states[dst] = _join(backend, states[dst], snapshot)
+    return states
+
+
+def _replay_gossip(backend: Backend, trace: dict[str, Any], objects: dict[int, Any]) -> tuple[bool, str, str]:
+    states = replay_gossip_ops(backend, objects, trace["ops"], trace["gossip"]["replicas"])
+    expect = trace["expect"][0]
+    if expect["kind"] == "same_set_same_render":
+        i, j = expect["replicas"]
+        if states[i] is None or states[j] is None:
+            return False, "", "a replica holds nothing"
+        if backend.abstract(states[i]) != backend.abstract(states[j]):
+            return False, "", "the replicas hold different sets"
+        a, b = backend.render_digest(states[i]), backend.render_digest(states[j])
+        return a != b, a, b
+    union = None
+    for i in sorted(objects):
+        union = _join(backend, union, backend.singleton(objects[i]))
+    want = backend.render_digest(union)
+    for s in states:
+        got = "(holds nothing)" if s is None else backend.render_digest(s)
+        if got != want:
+            return True, want, got
+    return False, want, want
+
+
+def replay(trace: dict[str, Any], backend: Backend) -> ReplayResult:
+    """Replay a validated trace on ``backend`` (a correct backend; the trace's mutant is planted)."""
+    base, _ = base_backend(backend)
+    notes = []
+    if base.name != trace["backend"]:
+        notes.append(f"trace was recorded on backend {trace['backend']!r}; replaying on {base.name!r} "
+                     "(the digests will differ; the violation may still reproduce)")
+    planted = plant(base, trace["mutant"])
+    geometry, descs = fragments_of(trace)
+    try:
+        if trace["kind"] == "gossip":
+            objects = {i: planted.build(geometry, d) for i, d in descs.items()}
+            reproduced, expected, observed = _replay_gossip(planted, trace, objects)
+        else:
+            values = run_program(planted, geometry, descs, trace["ops"])
+            failed = failed_expectations(trace["expect"], values)
+            reproduced = bool(failed)
+            expected, observed = (failed[0][1], failed[0][2]) if failed else ("", "")
+    except ValueError as exc:
+        from spec import InputError
+
+        raise InputError(f"trace does not replay on this backend: {exc}") from None
+    same = reproduced and expected == trace["expected"] and observed == trace["observed"]
+    return ReplayResult(reproduced, expected, observed, same, notes)

@@ -1,0 +1,104 @@
+"""``canonmerge check`` wiring: flags, exit codes, traces and --replay.
+
+These tests run the command on the reference backend (monkeypatched into ``_backend``); the
+realstate-backed run is the lead's test."""
+
+import argparse
+import json
+import sys
+import types
+
+import pytest
+
+import canonmerge.commands.check as check
+from canonmerge.cli import main
+from modelcheck.reference import ReferenceBackend
+from spec import Outcome, no_progress
+
+
+@pytest.fixture
+def reference(monkeypatch):
+    monkeypatch.setattr(check, "_backend", lambda: ReferenceBackend())
+
+
+SMALL = ["--max-arity", "3", "--universe", "ties", "--universe", "specials", "--replicas", "2",
+         "--fragments", "2"]
+
+
+def test_check_holds_and_prints_json(reference, capsys, tmp_path):
+    code = main(["check", "--json", *SMALL, "--trace-dir", str(tmp_path)])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["exit_code"] == 0
+    part = out["parts"][0]
+    assert part["part"] == "modelcheck" and part["data"]["orderings_checked"] > 0
+    assert {t["title"].split("'")[1] for t in part["tables"][:2]} == {"ties", "specials"}
+    assert not list(tmp_path.iterdir())  # nothing saved when nothing fails
+
+
+def test_plant_fails_saves_traces_and_replay_reproduces(reference, capsys, tmp_path):
+    assert main(["check", *SMALL, "--plant", "no-tie-break", "--trace-dir", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "planted bug 'no-tie-break'" in out
+    saved = sorted(tmp_path.glob("*.json"))
+    assert saved and all("no-tie-break" in p.name for p in saved)
+    for path in saved:
+        assert main(["check", "--replay", str(path)]) == 1
+    # the same operations without the planted bug: the violation no longer reproduces -> exit 0
+    data = json.loads(saved[0].read_text())
+    data["mutant"] = None
+    fixed = tmp_path / "fixed.json"
+    fixed.write_text(json.dumps(data))
+    assert main(["check", "--replay", str(fixed)]) == 0
+    capsys.readouterr()
+    assert main(["check", "--json", "--replay", str(saved[0])]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["parts"][0]["results"][0]["details"]["same_bytes"] is True
+
+
+def test_bad_input_exits_2(reference, tmp_path, capsys):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "canonmerge-modelcheck-trace"}')
+    assert main(["check", "--replay", str(bad)]) == 2
+    assert "malformed trace" in capsys.readouterr().err
+    assert main(["check", "--replay", str(tmp_path / "missing.json")]) == 2
+    assert main(["check", "--universe", "nope"]) == 2
+    assert "known: random, ties" in capsys.readouterr().err
+    assert main(["check", "--plant", "nope", *SMALL]) == 2
+    assert main(["check", "--max-arity", "6"]) == 2
+    assert main(["check", "--max-arity", "0"]) == 2
+    assert main(["check", "--in-flight", "0"]) == 2
+    assert main(["check", "--replay", str(bad), "--plant", "no-tie-break"]) == 2
+    with pytest.raises(SystemExit) as info:
+        main(["check", "--max-arity", "five"])
+    assert info.value.code == 2
+
+
+def test_run_and_run_default_return_part_reports(reference):
+    args = check.defaults()
+    assert (args.max_arity, args.replicas, args.fragments, args.in_flight, args.randomized) == (5, 3, 3, 2, 0)
+    assert args.universe is None and args.replay is None and args.plant is None
+    args = argparse.Namespace(**{**vars(args), "max_arity": 2, "universe": ["random"], "no_gossip": True,
+                                 "randomized": 3})
+    report = check.run(args, no_progress)
+    assert report.part == check.PART == "modelcheck"
+    assert all(r.outcome is Outcome.HOLDS for r in report.results)
+    assert any("randomized" in r.check for r in report.results)
+    report = check.run_default(no_progress)
+    assert all(r.outcome is Outcome.HOLDS for r in report.results)
+    assert len(report.tables) == 8
+
+
+def test_without_a_realstate_backend_the_part_is_not_built(monkeypatch, capsys):
+    monkeypatch.setattr(check, "_backend", lambda: None)
+    assert main(["check", *SMALL]) == 2
+    report = check.run(check.defaults(), no_progress)
+    assert {r.outcome for r in report.results} == {Outcome.NOT_BUILT}
+    assert "realstate.backend" in report.notes[0]
+
+
+def test_backend_comes_from_realstate_make_backend(monkeypatch):
+    sentinel = object()
+    fake = types.ModuleType("realstate.backend")
+    fake.make_backend = lambda: sentinel
+    monkeypatch.setitem(sys.modules, "realstate.backend", fake)
+    assert check._backend() is sentinel
