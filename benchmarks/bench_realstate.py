@@ -44,9 +44,11 @@ def fragments_for(geometry: str, tokens: list[int], dtype: torch.dtype) -> list[
                      {torch.bfloat16: "bfloat16", torch.float16: "float16", torch.float32: "float32"}[dtype],
                      inv_freq, g.rope_theta, g.max_positions, "synthetic:benchmark")
     gen = torch.Generator().manual_seed(0)
-    shape = lambda n: (g.layers, g.kv_heads, n, g.head_dim)  # noqa: E731
-    return [Fragment(fp, 0, torch.randn(shape(n), generator=gen).to(dtype), torch.randn(shape(n), generator=gen).to(dtype))
-            for n in tokens]
+
+    def tensor(n: int) -> torch.Tensor:
+        return torch.randn((g.layers, g.kv_heads, n, g.head_dim), generator=gen).to(dtype)
+
+    return [Fragment(fp, 0, tensor(n), tensor(n)) for n in tokens]
 
 
 def main() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import struct
 from dataclasses import dataclass
 from functools import cached_property
@@ -17,6 +18,7 @@ from spec import InputError
 
 FINGERPRINT_VERSION = 1
 ROPE_CONVENTION = "neox-rotate-half"
+_F64_HEX = re.compile(r"[0-9a-f]{16}")
 
 
 def _f64_bits(x: float) -> str:
@@ -85,7 +87,7 @@ class Fingerprint:
         if set(data) != expected:
             missing, extra = expected - set(data), set(data) - expected
             raise InputError(f"fingerprint fields: missing {sorted(missing)}, unexpected {sorted(extra)}")
-        if data["version"] != FINGERPRINT_VERSION:
+        if type(data["version"]) is not int or data["version"] != FINGERPRINT_VERSION:
             raise InputError(f"fingerprint version {data['version']!r} is not supported (want {FINGERPRINT_VERSION})")
         if data["rope"] != ROPE_CONVENTION:
             raise InputError(f"fingerprint rope {data['rope']!r}: only {ROPE_CONVENTION!r} is supported")
@@ -93,13 +95,13 @@ class Fingerprint:
             if not isinstance(data[name], str):
                 raise InputError(f"fingerprint field {name} must be a string")
         freqs = data["inv_freq_f64"]
-        if not isinstance(freqs, list) or not all(isinstance(h, str) and len(h) == 16 for h in freqs):
-            raise InputError("fingerprint field inv_freq_f64 must be a list of 16-digit hex float64 patterns")
-        try:
-            inv_freq = tuple(_f64_from_bits(h) for h in freqs)
-            theta = _f64_from_bits(data["rope_theta_f64"])
-        except ValueError as exc:
-            raise InputError(f"fingerprint float field is not hex: {exc}") from None
+        if not isinstance(freqs, list) or not all(isinstance(h, str) and _F64_HEX.fullmatch(h) for h in freqs):
+            raise InputError("fingerprint field inv_freq_f64 must be a list of 16-digit lowercase hex "
+                             "float64 bit patterns")
+        if not _F64_HEX.fullmatch(data["rope_theta_f64"]):
+            raise InputError("fingerprint field rope_theta_f64 must be a 16-digit lowercase hex float64 bit pattern")
+        inv_freq = tuple(_f64_from_bits(h) for h in freqs)
+        theta = _f64_from_bits(data["rope_theta_f64"])
         return cls(data["architecture"], data["layers"], data["kv_heads"], data["head_dim"],
                    data["dtype"], inv_freq, theta, data["max_positions"], data["weights"])
 

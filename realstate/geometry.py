@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
-from realstate.settings import DEFAULT_GEOMETRY
 from spec import InputError
 
 if TYPE_CHECKING:

@@ -18,9 +18,9 @@ from transformers import Qwen3ForCausalLM
 from realstate.dtypes import BITS_VIEW, storage_dtype
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import tensor_bytes
-from realstate.geometry import DEFAULT_GEOMETRY, geometry
+from realstate.geometry import geometry
+from realstate.settings import DEFAULT_GEOMETRY
 from spec import InputError
-
 
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model")
 

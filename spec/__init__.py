@@ -3,10 +3,9 @@ and the registry of named claims.  Pure Python on purpose: proofs and checkers r
 module, so it must not depend on torch or z3 (``tests/test_spec_purity.py`` enforces it)."""
 
 from spec.claims import CLAIMS, Claim, ClaimResult, Outcome, claim, exit_code_for
-from spec.report import PartReport, Progress, Table, no_progress
 from spec.errors import InputError
-from spec.ids import CONTENT_ID_BYTES, content_id_hex, parse_content_id_hex, require_content_id
 from spec.fragment_set import FragmentSet
+from spec.ids import CONTENT_ID_BYTES, content_id_hex, parse_content_id_hex, require_content_id
 from spec.ordering import (
     ORDER_KEY_BYTES,
     bag_order,
@@ -15,6 +14,7 @@ from spec.ordering import (
     total_order_bits,
     total_order_bits_of_pattern,
 )
+from spec.report import PartReport, Progress, Table, no_progress
 
 __all__ = [
     "CLAIMS",

@@ -1,6 +1,5 @@
 """The command line's contract: four part commands, valid JSON from verify, honest exit codes."""
 
-import json
 import subprocess
 import sys
 
@@ -41,3 +40,15 @@ def test_claims_summary_has_one_entry_per_claim_and_never_invents_a_pass():
     assert [e["claim"] for e in summary] == list(CLAIMS)
     by_id = {e["claim"]: e["outcome"] for e in summary}
     assert by_id["C1"] == "holds" and by_id["C8"] == "not built"
+
+
+def test_a_part_without_its_command_module_reports_not_built(monkeypatch, capsys):
+    import json
+
+    from canonmerge import cli
+
+    monkeypatch.setitem(cli.PART_COMMANDS, "prove", ("canonmerge.commands.no_such_part", "x"))
+    assert cli.main(["prove", "--json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    outcomes = {r["outcome"] for p in report["parts"] for r in p["results"]}
+    assert outcomes == {"not built"}

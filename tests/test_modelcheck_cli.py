@@ -5,8 +5,6 @@ realstate-backed run is the lead's test."""
 
 import argparse
 import json
-import sys
-import types
 
 import pytest
 
@@ -86,19 +84,3 @@ def test_run_and_run_default_return_part_reports(reference):
     report = check.run_default(no_progress)
     assert all(r.outcome is Outcome.HOLDS for r in report.results)
     assert len(report.tables) == 8
-
-
-def test_without_a_realstate_backend_the_part_is_not_built(monkeypatch, capsys):
-    monkeypatch.setattr(check, "_backend", lambda: None)
-    assert main(["check", *SMALL]) == 2
-    report = check.run(check.defaults(), no_progress)
-    assert {r.outcome for r in report.results} == {Outcome.NOT_BUILT}
-    assert "realstate.backend" in report.notes[0]
-
-
-def test_backend_comes_from_realstate_make_backend(monkeypatch):
-    sentinel = object()
-    fake = types.ModuleType("realstate.backend")
-    fake.make_backend = lambda: sentinel
-    monkeypatch.setitem(sys.modules, "realstate.backend", fake)
-    assert check._backend() is sentinel

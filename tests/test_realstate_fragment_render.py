@@ -163,3 +163,30 @@ def test_fast_reencoding_is_bit_identical_to_the_literal_formula(dtype, shape):
     inv_freq = tuple(1.0 / (1e6 ** (2 * i / shape[-1])) for i in range(shape[-1] // 2))
     for delta in (1, -3, 30000):
         assert torch.equal(bits(reencode_keys(keys, delta, inv_freq)), bits(reencode_reference(keys, delta, inv_freq)))
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("version", True, "version"),
+    ("version", 1.0, "version"),
+    ("inv_freq_f64", ["40c3 88 00 00 00"], "inv_freq_f64"),
+    ("inv_freq_f64", ["3FF0000000000000"], "inv_freq_f64"),
+    ("rope_theta_f64", "zz", "rope_theta_f64"),
+    ("layers", True, "layers"),
+    ("dtype", "int8", "dtype"),
+])
+def test_fingerprint_from_json_rejects_malformed_fields(field, value, message):
+    from realstate.fingerprint import Fingerprint
+
+    data = tiny_fingerprint().to_json()
+    if field == "inv_freq_f64":
+        value = value * len(data["inv_freq_f64"])
+    data[field] = value
+    with pytest.raises(InputError, match=message):
+        Fingerprint.from_json(data)
+
+
+def test_fingerprint_json_round_trip():
+    from realstate.fingerprint import Fingerprint
+
+    fp = tiny_fingerprint()
+    assert Fingerprint.from_json(fp.to_json()) == fp

@@ -20,8 +20,11 @@ def tiny():
 
 def test_published_geometries_match_the_design():
     g17, g4 = GEOMETRIES["qwen3-1.7b"], GEOMETRIES["qwen3-4b"]
-    assert (g17.layers, g17.hidden, g17.heads, g17.kv_heads, g17.head_dim, g17.intermediate) == (28, 2048, 16, 8, 128, 6144)
-    assert (g4.layers, g4.hidden, g4.heads, g4.kv_heads, g4.head_dim, g4.intermediate) == (36, 2560, 32, 8, 128, 9728)
+    def shape(g):
+        return (g.layers, g.hidden, g.heads, g.kv_heads, g.head_dim, g.intermediate)
+
+    assert shape(g17) == (28, 2048, 16, 8, 128, 6144)
+    assert shape(g4) == (36, 2560, 32, 8, 128, 9728)
     for g in (g17, g4):
         assert g.rope_theta == 1e6 and g.vocab == 151936 and g.tied_embeddings
 

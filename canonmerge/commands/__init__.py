@@ -1,4 +1,7 @@
-"""One module per subcommand: each maps parsed arguments onto a part's library call.
+"""One module per subcommand, each mapping parsed arguments onto a library call.
 
-A module exposes ``PART`` (the part it runs), ``add_arguments(parser)``, ``run(args, progress)``
-returning a ``PartReport``, and ``run_default(progress)`` which ``verify`` uses."""
+Part commands (prove, check, realstate) expose ``PART``, ``add_arguments(parser)``,
+``run(args, progress) -> PartReport`` and ``run_default(progress)`` (what ``verify`` runs); the
+CLI prints their reports.  Tool commands (fragment, store) expose ``add_arguments(parser)`` and
+``run(args, console) -> int`` and print their own output.  Heavy imports (torch) happen inside
+``run`` so that building the parser stays fast."""

@@ -10,26 +10,19 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from spec import CLAIMS, ClaimResult, InputError, Outcome, PartReport, Progress, Table
+from spec import ClaimResult, InputError, Outcome, PartReport, Progress, Table
 
 PART = "modelcheck"
 DEFAULT_TRACE_DIR = "canonmerge-traces"
 
 
-def _backend() -> Any | None:
-    """realstate's backend for the checker's universes, or ``None`` if realstate has none yet.
+def _backend() -> Any:
+    """realstate's backend: the real canonical render and BagMerge, never a copy.
 
-    Contract: ``realstate.backend.make_backend()`` returns a ``modelcheck.backend.Backend`` that
-    builds fragments from any ``Geometry``/``FragmentDesc`` of ``modelcheck.universes`` and renders
-    with realstate's real canonical render and BagMerge.  Imported lazily so that modelcheck never
-    imports torch."""
-    try:
-        import realstate.backend as rb
-    except ModuleNotFoundError as exc:
-        if exc.name == "realstate.backend":
-            return None
-        raise
-    return rb.make_backend()
+    Imported here, not at module level, so that modelcheck itself never imports torch."""
+    from realstate.backend import make_backend
+
+    return make_backend()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,15 +59,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where counterexample traces are saved (default ./%(default)s)")
 
 
-def _not_built(why: str) -> PartReport:
-    results = [ClaimResult(c.id, PART, f"{PART} (not built)", Outcome.NOT_BUILT, figure="not built")
-               for c in CLAIMS.values() if PART in c.checked_by]
-    return PartReport(part=PART, results=results, notes=[why])
-
-
-_NO_BACKEND = "realstate.backend is not built yet: there is no render to check"
-
-
 def _replay(args: argparse.Namespace) -> PartReport:
     from modelcheck import trace as trace_io
     from modelcheck.replay import replay
@@ -82,10 +66,7 @@ def _replay(args: argparse.Namespace) -> PartReport:
     if args.plant is not None:
         raise InputError("--replay takes the mutant from the trace; drop --plant")
     trace = trace_io.load(args.replay)
-    backend = _backend()
-    if backend is None:
-        return _not_built(_NO_BACKEND)
-    result = replay(trace, backend)
+    result = replay(trace, _backend())
     outcome = Outcome.FAILS if result.reproduced else Outcome.HOLDS
     figure = "violation reproduces" if result.reproduced else "no longer reproduces"
     if result.reproduced:
@@ -109,10 +90,7 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
 
     if args.replay is not None:
         return _replay(args)
-    backend = _backend()
-    if backend is None:
-        return _not_built(_NO_BACKEND)
-    backend = plant(backend, args.plant)
+    backend = plant(_backend(), args.plant)
     report = modelcheck.run(
         backend, max_arity=args.max_arity, universes=args.universe, replicas=args.replicas,
         fragments=args.fragments, in_flight=args.in_flight, randomized=args.randomized,

@@ -1,0 +1,129 @@
+"""``canonmerge fragment inspect | make``: look inside fragment files, or make some to play with.
+
+``inspect`` validates every file completely (the same loader the store uses) and reports each;
+one bad file makes the exit code 2 but the others are still reported.  ``make`` runs the tiny
+seeded agents and saves one file per agent: seeded weights, never called real ones."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+
+from canonmerge.printing import print_table
+from realstate.geometry import GEOMETRIES
+from realstate.settings import DEFAULT_GEOMETRY
+from spec import InputError, Table, content_id_hex
+
+if TYPE_CHECKING:  # realstate loads torch: import it only when a command runs
+    from realstate.fragment import Fragment
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    inspect = sub.add_parser("inspect", help="validate fragment files and show what they hold",
+                             description="Validate fragment files completely and show what they hold.")
+    inspect.add_argument("files", nargs="+", metavar="FILE")
+    make = sub.add_parser("make", help="write one fragment file per tiny seeded agent (to play with)",
+                          description="Run seeded agents on a Qwen3 geometry with seeded weights and "
+                                      "save each agent's cache as a fragment file.")
+    make.add_argument("outdir", metavar="OUTDIR")
+    make.add_argument("--geometry", choices=sorted(GEOMETRIES), default=DEFAULT_GEOMETRY,
+                      help=f"Qwen3 geometry with seeded weights (default {DEFAULT_GEOMETRY})")
+    make.add_argument("--agents", type=int, default=3, help="number of agents, one file each (default 3)")
+    make.add_argument("--latent-steps", type=int, default=1, help="latent steps per agent (default 1)")
+    make.add_argument("--seed", type=int, default=0, help="seed for weights and prompts (default 0)")
+    make.add_argument("--dtype", choices=["bfloat16", "float16", "float32"], default="bfloat16")
+    for p in (inspect, make):  # also accept --json after the action; SUPPRESS keeps an earlier one
+        p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
+                       help="print a machine-readable report")
+
+
+def describe(fragment: Fragment, path: str | None = None) -> dict[str, Any]:
+    """One fragment as a JSON-ready record (shared with ``canonmerge store``)."""
+    fp = fragment.fingerprint
+    record: dict[str, Any] = {
+        "id": content_id_hex(fragment.content_id),
+        "architecture": fp.architecture,
+        "layers": fp.layers, "kv_heads": fp.kv_heads, "head_dim": fp.head_dim,
+        "dtype": fp.dtype, "max_positions": fp.max_positions, "weights": fp.weights,
+        "start": fragment.start, "tokens": fragment.tokens,
+    }
+    if path is not None:
+        record["file"] = path
+        record["bytes"] = os.path.getsize(path)
+    return record
+
+
+def fragment_row(record: dict[str, Any]) -> list[str]:
+    return [record["id"][:16], f"{record['architecture']} L{record['layers']} H{record['kv_heads']} "
+            f"D{record['head_dim']}", record["dtype"], str(record["start"]), str(record["tokens"]),
+            str(record.get("bytes", "")), record["weights"][:23]]
+
+
+FRAGMENT_COLUMNS = ["id", "fingerprint", "dtype", "start", "tokens", "bytes", "weights"]
+
+
+def _inspect(args: argparse.Namespace, console: Console) -> int:
+    from realstate.fragment_file import FragmentFormatError, load_fragment
+    records, errors = [], []
+    for path in args.files:
+        try:
+            records.append(describe(load_fragment(path), path))
+        except FragmentFormatError as exc:
+            errors.append({"file": exc.source, "field": exc.field, "error": str(exc)})
+            print(f"canonmerge fragment inspect: error: {exc}", file=sys.stderr)
+    code = 2 if errors else 0
+    if args.json:
+        print(json.dumps({"command": "fragment inspect", "exit_code": code, "fragments": records,
+                          "errors": errors}, indent=2))
+        return code
+    if records:
+        table = Table("valid fragment files", ["file"] + FRAGMENT_COLUMNS)
+        table.rows = [[r["file"]] + fragment_row(r) for r in records]
+        print_table(console, table)
+    console.print(f"{len(records)} valid, {len(errors)} refused")
+    return code
+
+
+def _make(args: argparse.Namespace, console: Console) -> int:
+    from realstate.agents import run_agents
+    from realstate.fragment_file import FILE_SUFFIX, load_fragment, save_fragment
+    from realstate.models import load_seeded
+
+    outdir = Path(args.outdir)
+    if outdir.exists() and not outdir.is_dir():
+        raise InputError(f"OUTDIR {outdir}: exists and is not a directory")
+    if args.agents < 1 or args.agents > 26:
+        raise InputError(f"--agents must be between 1 and 26, got {args.agents}")
+    lm = load_seeded(args.geometry, args.dtype, "cpu", args.seed)
+    runs = run_agents(lm, args.agents, args.latent_steps, seed=args.seed)
+    outdir.mkdir(parents=True, exist_ok=True)
+    records = []
+    for run in runs:
+        path = outdir / f"agent-{run.name}-{content_id_hex(run.fragment.content_id)[:12]}{FILE_SUFFIX}"
+        save_fragment(run.fragment, path)
+        if load_fragment(path).content_id != run.fragment.content_id:  # read back what we wrote
+            raise InputError(f"{path}: reading the file back gave another content id")
+        records.append({"agent": run.name, **describe(run.fragment, str(path))})
+    note = (f"weights are SEEDED, not real: {lm.source_detail}; the files are for trying the "
+            f"format and the store")
+    if args.json:
+        print(json.dumps({"command": "fragment make", "exit_code": 0, "weights_source": lm.source,
+                          "weights_detail": lm.source_detail, "note": note, "fragments": records},
+                         indent=2))
+        return 0
+    table = Table(f"fragment files written to {outdir}", ["agent", "file"] + FRAGMENT_COLUMNS)
+    table.rows = [[r["agent"], Path(r["file"]).name] + fragment_row(r) for r in records]
+    print_table(console, table)
+    console.print(f"note: {note}")
+    return 0
+
+
+def run(args: argparse.Namespace, console: Console) -> int:
+    return {"inspect": _inspect, "make": _make}[args.action](args, console)
