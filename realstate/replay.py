@@ -57,6 +57,13 @@ class ArityRow:
     canonical_continuations: set[Continuation] = field(default_factory=set)
     bag_continuations: set[Continuation] = field(default_factory=set)
     c6_match: bool | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def tick(self, what: str, since: float) -> float:
+        """Add the time since ``since`` to ``what``; returns now."""
+        now = time.perf_counter()
+        self.seconds[what] = self.seconds.get(what, 0.0) + now - since
+        return now
 
 
 class Replay:
@@ -93,20 +100,28 @@ class Replay:
         row = ArityRow(n)
         subset = self.fragments[:n]
         perms = list(itertools.permutations(subset))
+        clock = time.perf_counter
         for i, perm in enumerate(perms):
+            t = clock()
             rendered = canonical_render(self.state_of(perm), engine=self.engine)
             row.canonical_digests.add(rendered.digest())
-            row.canonical_continuations.add(self.continue_from(rendered))
             bag = bag_render(perm, engine=self.engine)
             row.bag_digests.add(bag.digest())
+            t = row.tick("permutations", t)
+            row.canonical_continuations.add(self.continue_from(rendered))
             if n == len(self.fragments):
                 row.bag_continuations.add(self.continue_from(bag))
-            self.progress(f"realstate n={n}: permutations", i + 1, len(perms))
+            row.tick("decode", t)
+            self.progress(f"realstate n={n}: permutations and decodes", i + 1, len(perms))
         row.permutations = len(perms)
+        t = clock()
         for tree in en.merge_trees(n):  # every tree shape over every leaf order
             row.tree_digests.add(self.digest(self.state_of_schedule(tree, subset)))
             row.trees += 1
+            self.progress(f"realstate n={n}: merge trees", row.trees, en.tree_count(n))
+        t = row.tick("trees", t)
         reference = next(iter(row.canonical_digests))
+        total = en.redelivery_count(n, 1)
         for schedule in en.redeliveries(n, 1):  # one repeated delivery, in every interleaving
             arrivals = [self.delivered(leaf, subset) for leaf in en.leaves(schedule)]
             first_arrivals = [subset[leaf.index] for leaf in en.leaves(schedule) if leaf.copy == 0]
@@ -114,6 +129,8 @@ class Replay:
             row.redelivery_canonical_changed += self.digest(self.state_of_schedule(schedule, subset)) != reference
             row.redelivery_bag_unchanged += (bag_render(arrivals, engine=self.engine).digest()
                                              == bag_render(first_arrivals, engine=self.engine).digest())
+            self.progress(f"realstate n={n}: re-deliveries", row.redeliveries, total)
+        row.tick("redeliveries", t)
         if n == 2:
             row.c6_match = reference in {bag_render(p, engine=self.engine).digest() for p in perms}
         return row
@@ -164,6 +181,9 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
     total_redeliveries = sum(r.redeliveries for r in rows)
     full = rows[-1]
 
+    def spent(what: str) -> float:
+        return sum(r.seconds.get(what, 0.0) for r in rows)
+
     def add(claim: str, check: str, ok: bool, figure: str, seconds: float = 0.0, **details: Any) -> None:
         results.append(ClaimResult(claim, "realstate", check, Outcome.HOLDS if ok else Outcome.FAILS,
                                    figure, seconds, details))
@@ -173,22 +193,23 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         f"1 digest for each n <= {settings.agents} ({total_perms} permutations)"
         if all(len(r.canonical_digests) == 1 for r in rows)
         else f"digests per n: {[len(r.canonical_digests) for r in rows]}",
-        timings["arities"], per_arity=details_by_n)
+        spent("permutations"), per_arity=details_by_n)
     add("C3", "merge trees render the same digest",
         all(r.tree_digests == r.canonical_digests and len(r.tree_digests) == 1 for r in rows),
-        f"{total_trees} trees x leaf orders, digests per n: {[len(r.tree_digests) for r in rows]}")
+        f"{total_trees} trees x leaf orders, digests per n: {[len(r.tree_digests) for r in rows]}",
+        spent("trees"))
     add("C2", "re-delivery leaves the canonical render unchanged",
         all(r.redelivery_canonical_changed == 0 for r in rows),
-        f"{sum(r.redelivery_canonical_changed for r in rows)} of {total_redeliveries} re-deliveries changed it")
+        f"{sum(r.redelivery_canonical_changed for r in rows)} of {total_redeliveries} re-deliveries changed it",
+        spent("redeliveries"))
     bag_witness = all(len(r.bag_digests) > 1 for r in rows[1:])
     bag_redelivery = all(r.redelivery_bag_unchanged == 0 for r in rows)
-    add("C4", "BagMerge depends on order and re-delivery",
-        bag_witness and bag_redelivery and len(rows) > 1,
-        f"BagMerge digests per n: {[len(r.bag_digests) for r in rows]}; re-delivery changed "
-        f"{total_redeliveries - sum(r.redelivery_bag_unchanged for r in rows)} of {total_redeliveries}",
-        bag_digests_per_n=[len(r.bag_digests) for r in rows],
-        factorials=[math.factorial(r.n) for r in rows])
-    if settings.agents >= 2:
+    if settings.agents >= 2:  # a BagMerge order witness needs two fragments
+        add("C4", "BagMerge depends on order and re-delivery", bag_witness and bag_redelivery,
+            f"BagMerge digests per n: {[len(r.bag_digests) for r in rows]}; re-delivery changed "
+            f"{total_redeliveries - sum(r.redelivery_bag_unchanged for r in rows)} of {total_redeliveries}",
+            bag_digests_per_n=[len(r.bag_digests) for r in rows],
+            factorials=[math.factorial(r.n) for r in rows])
         add("C6", "n = 2 canonical render equals one BagMerge order", bool(rows[1].c6_match),
             "equal to one of the 2 orders" if rows[1].c6_match else "equal to neither order")
     add("C8", "greedy decode identical for every permutation",
@@ -196,7 +217,7 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         f"{[len(r.canonical_continuations) for r in rows]} distinct per n; BagMerge at n={full.n}: "
         f"{len({c.tokens for c in full.bag_continuations})} token sequences, "
         f"{len({c.last_logits_sha256 for c in full.bag_continuations})} logits digests",
-        canonical_tokens=[list(next(iter(r.canonical_continuations)).tokens) for r in rows
+        spent("decode"), canonical_tokens=[list(next(iter(r.canonical_continuations)).tokens) for r in rows
                           if len(r.canonical_continuations) == 1])
 
     # C5: the key is exact and totally orders tied fragments
