@@ -53,12 +53,16 @@ def text_prompts(lm: LoadedModel, texts: list[str]) -> list[list[int]]:
 
 
 @torch.no_grad()
-def encode_embeddings(lm: LoadedModel, inputs_embeds: torch.Tensor, start: int) -> DynamicCache:
-    """Prefill ``inputs_embeds`` at absolute positions ``start..`` into a fresh cache."""
-    n = inputs_embeds.shape[1]
-    positions = torch.arange(start, start + n, device=lm.device).unsqueeze(0)
+def encode_again(lm: LoadedModel, run: AgentRun, start: int) -> DynamicCache:
+    """The agent's recorded inputs encoded again at positions ``start..``, in the same steps the
+    agent took (the prompt in one prefill, then one latent embedding at a time), so that at the
+    agent's own start it reproduces the agent's cache bit for bit."""
+    prompt = len(run.prompt_ids)
+    steps = [(0, prompt)] + [(prompt + i, prompt + i + 1) for i in range(run.latent_steps)]
     cache = DynamicCache()
-    lm.model.model(inputs_embeds=inputs_embeds, position_ids=positions, cache=cache, use_cache=True)
+    for a, b in steps:
+        positions = torch.arange(start + a, start + b, device=lm.device).unsqueeze(0)
+        lm.model.model(inputs_embeds=run.inputs_embeds[:, a:b], position_ids=positions, cache=cache, use_cache=True)
     return cache
 
 

@@ -6,10 +6,11 @@ Two comparisons per layer, both in float64 (max abs error, min cosine over key v
   dtype) applied at the target positions to the very pre-RoPE keys the agent's run computed.
   Hidden states are held fixed, so the only differences are storage rounding: this is the
   re-encoding fidelity C8 states, and the one the threshold applies to.
-- **prefill** — a full forward of the same input embeddings at the target positions.  Beyond
-  layer 0 this also carries the model's own low-precision arithmetic at other positions (in
-  bf16 the hidden states drift by a few 1e-5 in cosine), which no re-encoding can remove; it
-  is reported, not thresholded."""
+- **prefill** — the agent's same inputs run through the model again at the target positions,
+  in the same steps the agent took (at the agent's own start this reproduces its cache bit for
+  bit).  Beyond layer 0 this also carries the model's own low-precision arithmetic at other
+  positions (in bf16 the hidden states drift by 1e-4 to 1e-3 in cosine), which no re-encoding
+  can remove; it is reported, not thresholded."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 import torch
 from transformers.models.qwen3.modeling_qwen3 import apply_rotary_pos_emb
 
-from realstate.agents import AgentRun, encode_embeddings
+from realstate.agents import AgentRun, encode_again
 from realstate.engine import CANONICAL, Engine
 from realstate.fragment import Fragment
 from realstate.models import LoadedModel
@@ -79,7 +80,7 @@ def fidelity(lm: LoadedModel, run: AgentRun, offsets: Sequence[int], engine: Eng
         moved = torch.empty_like(run.fragment.keys)
         engine.reencode(moved, run.fragment.keys, offset - run.fragment.start, inv_freq)
         rope_err, rope_cos = compare_keys(moved, model_rope(lm, run.pre_rope_keys, offset))
-        direct = Fragment.from_cache(encode_embeddings(lm, run.inputs_embeds, offset), lm.fingerprint, offset)
+        direct = Fragment.from_cache(encode_again(lm, run, offset), lm.fingerprint, offset)
         pre_err, pre_cos = compare_keys(moved, direct.keys)
         rows.append(FidelityRow(run.name, offset, rope_err, rope_cos, pre_err, pre_cos))
     return rows

@@ -140,3 +140,12 @@ def test_readme_library_example_runs():
     out = subprocess.run([sys.executable, str(example)], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("2 fragments, 7 context tokens, decoded [")
+
+
+def test_encoding_again_at_the_agents_own_start_reproduces_its_cache(tiny):
+    from realstate.agents import encode_again
+    from realstate.fragment import Fragment
+
+    for run in run_agents(tiny, 2, latent_steps=2):
+        again = Fragment.from_cache(encode_again(tiny, run, run.fragment.start), tiny.fingerprint)
+        assert again.content_id == run.fragment.content_id
