@@ -190,3 +190,18 @@ def test_fingerprint_json_round_trip():
 
     fp = tiny_fingerprint()
     assert Fingerprint.from_json(fp.to_json()) == fp
+
+
+@pytest.mark.parametrize("chunk", [64, 256, 1000, 1 << 20])
+def test_chunk_boundaries_do_not_change_the_bits(monkeypatch, chunk):
+    """Chunks split across (layer, head) blocks and within a block's rows give the same bits."""
+    import realstate.rope as rope
+
+    keys = torch.randn(3, 2, 37, 16, generator=torch.Generator().manual_seed(5)).to(torch.bfloat16)
+    inv_freq = tuple(1.0 / (1e6 ** (2 * i / 16)) for i in range(8))
+    expected = reencode_reference(keys, 77, inv_freq)
+    monkeypatch.setattr(rope, "CHUNK_ELEMENTS", chunk)
+    dest = torch.zeros(3, 2, 40, 16, dtype=torch.bfloat16)
+    rope.reencode_into(dest[:, :, 2:39], keys, 77, inv_freq)
+    assert torch.equal(bits(dest[:, :, 2:39]), bits(expected))
+    assert torch.equal(bits(dest[:, :, :2]), bits(torch.zeros(3, 2, 2, 16, dtype=torch.bfloat16)))
