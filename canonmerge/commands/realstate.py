@@ -51,9 +51,11 @@ def settings_from(args: argparse.Namespace) -> ReplaySettings:
 
 
 def run(args: argparse.Namespace, progress: Progress) -> PartReport:
-    from realstate.replay import run_replay  # torch loads only when a replay really runs
+    settings = settings_from(args)  # refuse bad flags before paying for torch
+    settings.validate()
+    from realstate.replay import run_replay
 
-    return run_replay(settings_from(args), progress)
+    return run_replay(settings, progress)
 
 
 def run_default(progress: Progress) -> PartReport:
