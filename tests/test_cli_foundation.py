@@ -52,3 +52,16 @@ def test_a_part_without_its_command_module_reports_not_built(monkeypatch, capsys
     report = json.loads(capsys.readouterr().out)
     outcomes = {r["outcome"] for p in report["parts"] for r in p["results"]}
     assert outcomes == {"not built"}
+
+
+def test_verify_json_runs_every_part_and_every_claim_holds():
+    """The main job, end to end: one JSON document, one entry per claim, all three parts."""
+    import json
+
+    out = run("verify", "--json")
+    assert out.returncode == 0, out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    assert [p["part"] for p in report["parts"]] == ["proofs", "modelcheck", "realstate"]
+    assert [c["claim"] for c in report["claims"]] == [f"C{i}" for i in range(1, 9)]
+    assert {c["outcome"] for c in report["claims"]} == {"holds"}
+    assert all(c["results"] for c in report["claims"])
