@@ -70,6 +70,25 @@ class IdentitySet:
         return iter(self._items.values())
 
 
+class ArrivalList:
+    """Dedups by content id but keeps arrival order: the 'first come, first placed' replica."""
+
+    def __init__(self, items: Iterable[Fragment] = ()) -> None:
+        self._items: dict[bytes, Fragment] = {}
+        for f in items:
+            self._items.setdefault(f.content_id, f)
+
+    def merge(self, other: ArrivalList) -> ArrivalList:
+        return ArrivalList([*self._items.values(), *other._items.values()])
+
+    def __iter__(self) -> Iterator[Fragment]:
+        return iter(self._items.values())
+
+
+def _arrival_order(items: Sequence[Fragment], key: Callable[[Fragment], Any]) -> list[Fragment]:
+    return list(items)
+
+
 MUTANTS: dict[str, Engine] = {
     e.name: e
     for e in (
@@ -80,5 +99,6 @@ MUTANTS: dict[str, Engine] = {
         dataclasses.replace(CANONICAL, name="wrong-rope-sign", reencode=_wrong_sign_reencode),
         dataclasses.replace(CANONICAL, name="theta-frequencies", frequencies=_frequencies_from_theta),
         dataclasses.replace(CANONICAL, name="identity-dedup", collect=IdentitySet),
+        dataclasses.replace(CANONICAL, name="order-by-arrival", collect=ArrivalList, sort=_arrival_order),
     )
 }

@@ -58,6 +58,7 @@ EXPECTED_CATCH = {
     "wrong-rope-sign": ("C8", "re-encoding fidelity"),
     "theta-frequencies": ("C8", "re-encoding uses the model's own rotary frequencies"),
     "identity-dedup": ("C2", "re-delivery leaves the canonical render unchanged"),
+    "order-by-arrival": ("C8", "greedy decode identical for every permutation"),
 }
 
 
@@ -104,3 +105,32 @@ def test_cli_rejects_prompt_without_checkpoint():
     out = subprocess.run([sys.executable, "-m", "canonmerge", "realstate", "--prompt", "hi"],
                          capture_output=True, text=True)
     assert out.returncode == 2 and "--prompt needs --checkpoint" in out.stderr
+
+
+def test_order_by_arrival_breaks_permutations_and_trees_too(tiny):
+    report = run_replay(ReplaySettings(agents=3), engine=MUTANTS["order-by-arrival"], lm=tiny)
+    assert {("C3", "permutations render one digest"), ("C3", "merge trees render the same digest")} <= failing(report)
+
+
+def test_c4_check_fails_when_bagmerge_ignores_order(tiny, monkeypatch):
+    """Planted: a 'BagMerge' that sorts its input is not order dependent; C4 must say so."""
+    import realstate.replay as replay_module
+
+    def sorted_bag(fragments, base=0, engine=None):
+        return replay_module.canonical_render(list(fragments), base, engine)
+
+    monkeypatch.setattr(replay_module, "bag_render", sorted_bag)
+    assert ("C4", "BagMerge depends on order and re-delivery") in failing(run_replay(ReplaySettings(agents=3), lm=tiny))
+
+
+def test_c6_check_fails_when_bagmerge_lays_out_differently(tiny, monkeypatch):
+    """Planted: a BagMerge whose layout starts one position later matches neither order."""
+    import realstate.replay as replay_module
+
+    real = replay_module.bag_render
+    def shifted_bag(fragments, base=0, engine=None):
+        return real(fragments, base + 1, engine)
+
+    monkeypatch.setattr(replay_module, "bag_render", shifted_bag)
+    assert ("C6", "n = 2 canonical render equals one BagMerge order") in failing(
+        run_replay(ReplaySettings(agents=2), lm=tiny))
