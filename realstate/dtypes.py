@@ -32,3 +32,8 @@ def storage_dtype(name: str) -> torch.dtype:
         return STORAGE_DTYPES[name]
     except KeyError:
         raise InputError(f"unknown dtype {name!r}; supported: {', '.join(STORAGE_DTYPES)}") from None
+
+
+def raw_bits(t: torch.Tensor) -> torch.Tensor:
+    """``t`` viewed as same-width integers, so comparisons see every bit (-0, NaN payloads)."""
+    return t.view(BITS_VIEW[t.dtype])

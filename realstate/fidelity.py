@@ -21,6 +21,7 @@ import torch
 from transformers.models.qwen3.modeling_qwen3 import apply_rotary_pos_emb
 
 from realstate.agents import AgentRun, encode_again
+from realstate.dtypes import raw_bits
 from realstate.engine import CANONICAL, Engine
 from realstate.fragment import Fragment
 from realstate.models import LoadedModel
@@ -65,9 +66,7 @@ def model_rope(lm: LoadedModel, pre_rope_keys: torch.Tensor, start: int) -> torc
 def check_capture(lm: LoadedModel, run: AgentRun) -> None:
     """The captured pre-RoPE keys must reproduce the agent's cached keys bit for bit."""
     again = model_rope(lm, run.pre_rope_keys, run.fragment.start)
-    if not torch.equal(again.view(torch.int16) if again.element_size() == 2 else again.view(torch.int32),
-                       run.fragment.keys.view(torch.int16) if again.element_size() == 2
-                       else run.fragment.keys.view(torch.int32)):
+    if not torch.equal(raw_bits(again), raw_bits(run.fragment.keys)):
         raise RuntimeError(f"agent {run.name}: captured pre-RoPE keys do not reproduce the cache; "
                            "the model's attention is not the stock Qwen3 one")
 

@@ -16,11 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from modelcheck import enumerate as en
 from realstate.agents import AgentRun, run_agents
 from realstate.continuation import Continuation, greedy_continue
+from realstate.dtypes import raw_bits
 from realstate.engine import CANONICAL, Engine
 from realstate.fidelity import FidelityRow, fidelity
 from realstate.fragment import Fragment
@@ -322,8 +321,7 @@ def _incremental(replay: Replay) -> dict[str, Any]:
         return {"differs": False, "key_elements_differing": 0, "note": "needs two fragments"}
     block = bag_render(ordered[1:], 0, replay.engine).as_fragment()
     two_step = render_layout([Placement(ordered[0], 0), Placement(block, ordered[0].tokens)], 0, replay.engine)
-    differing = int((flat.keys.view(torch.int16 if flat.keys.element_size() == 2 else torch.int32)
-                     != two_step.keys.view(torch.int16 if flat.keys.element_size() == 2 else torch.int32)).sum())
+    differing = int((raw_bits(flat.keys) != raw_bits(two_step.keys)).sum())
     return {"differs": flat.digest() != two_step.digest(), "key_elements_differing": differing,
             "flat_digest": flat.digest(), "incremental_digest": two_step.digest()}
 
