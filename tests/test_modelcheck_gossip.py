@@ -1,7 +1,5 @@
 """The gossip explorer (C7): exhaustive on the correct backend, shortest traces on broken ones."""
 
-import time
-
 import pytest
 
 from modelcheck.gossip import GossipConfig, explore
@@ -16,9 +14,7 @@ TIES = universe("ties")
 
 
 def test_default_bounds_are_exhaustive_and_hold():
-    started = time.perf_counter()
-    r = explore(REF, TIES)
-    assert time.perf_counter() - started < 30
+    r = explore(REF, TIES)  # its time is a figure in docs/RESULTS.md, not a test
     assert r.violation is None and r.exhaustive
     assert (r.states, r.transitions, r.depth) == (41105, 185427, 16)
     assert r.renders <= 2 ** 3 and r.fair_exchanges == r.states
