@@ -1,0 +1,110 @@
+"""A scratch copy of canonmerge's packages with source-level patches applied, and the product's
+own command line run on that copy.
+
+Patches are exact text replacements that must match exactly once: a patch that no longer applies
+(because the code it targets moved) is an error, never a silently unmutated run that "passes".
+The copy is imported through ``PYTHONPATH`` ahead of any installed canonmerge, and every run
+checks that the patched file is the one Python actually loaded."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+PACKAGES = ("spec", "proofs", "modelcheck", "realstate", "canonmerge", "audit")
+
+
+class PatchError(ValueError):
+    """A patch that does not apply exactly once to the file it names."""
+
+
+def project_root() -> Path:
+    """The directory holding the packages (the repository root, or site-packages)."""
+    return Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Patch:
+    """Replace ``old`` by ``new`` in ``path`` (relative to the project root); ``old`` must occur
+    exactly once, so that the bug lands where it was meant to."""
+
+    path: str
+    old: str
+    new: str
+
+    def __post_init__(self) -> None:
+        if self.old == self.new:
+            raise PatchError(f"{self.path}: the patch changes nothing")
+        if Path(self.path).is_absolute() or ".." in Path(self.path).parts:
+            raise PatchError(f"{self.path}: a patch path is relative to the project root")
+
+    def apply(self, root: Path) -> None:
+        target = root / self.path
+        try:
+            text = target.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise PatchError(f"{self.path}: cannot read ({exc.strerror})") from None
+        count = text.count(self.old)
+        if count != 1:
+            raise PatchError(f"{self.path}: the text to replace occurs {count} times (want exactly 1): "
+                             f"{self.old[:80]!r}")
+        target.write_text(text.replace(self.old, self.new), encoding="utf-8")
+
+
+class ScratchCopy:
+    """The packages copied under ``directory``; ``apply`` plants bugs, ``run`` runs commands."""
+
+    def __init__(self, directory: Path, source: Path | None = None,
+                 packages: Sequence[str] = PACKAGES) -> None:
+        self.root = Path(directory)
+        self.root.mkdir(parents=True, exist_ok=True)
+        src = source or project_root()
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        for name in packages:
+            shutil.copytree(src / name, self.root / name, ignore=ignore, dirs_exist_ok=True)
+        self.patches: list[Patch] = []
+
+    def apply(self, *patches: Patch) -> ScratchCopy:
+        for patch in patches:
+            patch.apply(self.root)
+            self.patches.append(patch)
+        return self
+
+    def env(self, extra: dict[str, str] | None = None) -> dict[str, str]:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(self.root) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env.update(extra or {})
+        return env
+
+    def python(self, code: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+        """Run ``python -c code`` against the copy."""
+        return subprocess.run([sys.executable, "-c", code], cwd=self.root, env=self.env(),
+                              capture_output=True, text=True, timeout=timeout)
+
+    def run(self, *args: str, timeout: float | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """``python -m canonmerge ARGS`` on the copy (after checking the copy is what gets imported)."""
+        self.check_imported()
+        return subprocess.run([sys.executable, "-m", "canonmerge", *args], cwd=self.root,
+                              env=self.env(env), capture_output=True, text=True, timeout=timeout)
+
+    def check_imported(self) -> None:
+        """Every patched module must be imported from the copy, not from an installed canonmerge."""
+        modules = sorted({p.path[:-3].replace("/", ".") for p in self.patches if p.path.endswith(".py")})
+        if not modules:
+            return
+        code = ("import importlib.util, sys\n"
+                f"for name in {modules!r}:\n"
+                "    spec = importlib.util.find_spec(name)\n"
+                "    print(spec.origin)\n")
+        out = self.python(code, timeout=60)
+        origins = out.stdout.split()
+        if out.returncode != 0 or len(origins) != len(modules) or not all(
+                Path(o).resolve().is_relative_to(self.root.resolve()) for o in origins):
+            raise PatchError(f"the scratch copy is not what Python imports: {out.stdout}{out.stderr}")

@@ -1,0 +1,28 @@
+"""The scratch-copy planter every source-level negative test relies on: a patch that does not
+apply is an error (never a silently unmutated run), and the copy is what Python imports."""
+
+import pytest
+
+from audit import Patch, PatchError, ScratchCopy
+
+
+def test_a_patch_must_match_exactly_once(tmp_path):
+    scratch = ScratchCopy(tmp_path, packages=("spec",))
+    with pytest.raises(PatchError, match="occurs 0 times"):
+        scratch.apply(Patch("spec/fragment_set.py", "no such text anywhere", "x"))
+    with pytest.raises(PatchError, match=r"occurs \d\d? times"):
+        scratch.apply(Patch("spec/fragment_set.py", "return", "return"[::-1]))
+    with pytest.raises(PatchError, match="changes nothing"):
+        Patch("spec/fragment_set.py", "a", "a")
+    with pytest.raises(PatchError, match="relative"):
+        Patch("../spec/fragment_set.py", "a", "b")
+
+
+def test_the_patched_copy_is_what_python_imports(tmp_path):
+    scratch = ScratchCopy(tmp_path).apply(
+        Patch("spec/fragment_set.py", "table.update(self._by_id)", "table = dict(self._by_id)"))
+    scratch.check_imported()
+    out = scratch.python("import spec, sys; a = spec.FragmentSet.of_ids([bytes(32)]); "
+                         "b = spec.FragmentSet.of_ids([bytes([1]) * 32]); print(len(a.merge(b)))")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1"  # the planted merge drops the other side
