@@ -15,27 +15,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import time
-from collections.abc import Callable
 
 import torch
+from bench_realstate import median_seconds  # this folder is on sys.path when run as a script
 
 import oracle
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment
 from realstate.oracle_bridge import fragment_data
 from realstate.render import canonical_render
-
-
-def median_seconds(fn: Callable[[], object], repeats: int) -> float:
-    fn()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
 
 
 def main() -> None:

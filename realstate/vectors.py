@@ -94,7 +94,7 @@ ID_CHECK, M_CHECK, KEY_CHECK, RENDER_CHECK = ("fingerprint digests and content i
                                               "order keys (totalOrder bits ++ content id)",
                                               "render layouts and digests")
 _RENDERS: dict[str, Callable[..., Rendered]] = {"canonical": canonical_render, "bag": bag_render,
-                                                "naive": lambda fragments, base: naive_render(fragments, base)}
+                                                "naive": naive_render}
 
 
 def check_known_answers(path: Path | None = None) -> list[ClaimResult]:

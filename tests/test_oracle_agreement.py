@@ -127,3 +127,19 @@ def test_a_real_render_differs_from_the_oracle_when_one_key_bit_flips(agent_frag
     flipped[2 * 1234] ^= 1
     mismatches = oracle.compare(type(got)(**{**got.__dict__, "keys": bytes(flipped)}), expected)
     assert [m.field for m in mismatches] == ["keys", "digest of its own bytes"]
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+def test_a_rotated_nan_key_must_stay_a_nan_but_its_bits_are_free(dtype):
+    fp = fingerprint(dtype, 4, 1, 4)
+    keys = finite_bits(np.random.default_rng(5), dtype, (4, 1, 2, 4), "normal:1")
+    keys[2, 0, 0, 0] = SPECIALS[dtype][11]  # a negative NaN with a payload
+    keys[1, 0, 1, 1] = keys[1, 0, 1, 3] = SPECIALS[dtype][8]  # +inf twice in a rotation pair: one of
+    # inf·c − inf·s and inf·c + inf·s is inf − inf, a NaN made from no NaN
+    f = fragment_from_bits(fp, 0, keys, keys.copy())
+    got, expected = render_bytes(product_render("bag", [f], 9)), oracle_render("bag", [f], 9)
+    fmt = oracle.storage_format(dtype)
+    have = np.frombuffer(got.keys, dtype=fmt.bits_dtype)
+    want = np.frombuffer(expected.keys, dtype=fmt.bits_dtype)
+    assert fmt.is_nan(want).sum() == 3 and np.array_equal(fmt.is_nan(have), fmt.is_nan(want))
+    assert oracle.compare(got, expected) == []
