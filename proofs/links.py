@@ -10,7 +10,9 @@ does the same for all 2**64 patterns symbolically; here the rest is bounded-exha
 - merge and ``|``: every pair of states over 3 ids, each id absent or holding one of two
   payloads (27 states, 729 pairs), and every triple over 2 ids nested both ways (729 triples);
   the inputs must be left unchanged;
-- ``<=``: every pair of those states;
+- ``<=``, ``==``, ``<``: every pair of those states;
+- ``bag_order``: every arrival sequence of length <= 4 over two fragments, against the C4
+  encoding's bag (sequence concatenation);
 - ``FragmentSet.of``: every delivery sequence of length <= 4 over three fragments (two sharing
   an id), against the fold ``state | {u}`` of the C7 encoding;
 - ``order_key``: 40 bytes equal to the 320-bit encoding on special float64 patterns (zeros,
@@ -33,10 +35,11 @@ from itertools import combinations, permutations, product
 import z3
 
 from proofs import fragment_set as fs
+from proofs.bag import BAG
 from proofs.obligation import CodeCheck, Deadline, Finding, Result
 from proofs.ordering import order_key as encoded_order_key
 from proofs.vocabulary import FRAG, ID_BITS, cid
-from spec import CONTENT_ID_BYTES, ORDER_KEY_BYTES, FragmentSet, canonical_order, order_key
+from spec import CONTENT_ID_BYTES, ORDER_KEY_BYTES, FragmentSet, bag_order, canonical_order, order_key
 
 Entry = str | None  # one id of a small state: absent, or the name of the payload it holds
 
@@ -123,6 +126,14 @@ class Pointwise:
             self.memo[key] = self.world.read(self.build(*leaves).at(z3.BitVecVal(k, ID_BITS)))
         return self.memo[key]
 
+    def fold(self, k: int, so_far: Entry, name: str) -> Entry:
+        """One delivery step: the state so far (one entry at ``k``) and the fragment ``name``."""
+        key = (k, so_far, "deliver", name)
+        if key not in self.memo:
+            leaf = Table(self.world, {} if so_far is None else {k: so_far})
+            self.memo[key] = self.world.read(self.build(leaf, name).at(z3.BitVecVal(k, ID_BITS)))
+        return self.memo[key]
+
 
 # ----------------------------------------------------------------------------- C1, C2: merge, <=
 
@@ -130,8 +141,9 @@ PAIR_IDS, TRIPLE_IDS, PAYLOADS = (1, 2, 3), (1, 2), ("x", "y")
 
 
 def merge_refines_union_by_id(deadline: Deadline) -> Finding:
-    """``a.merge(b)`` and ``a | b`` equal ``union_by_id`` at every id, for all pairs; both
-    nestings of three states equal the nested encoding; inputs are left unchanged."""
+    """``a.merge(b)`` and ``a | b`` equal ``union_by_id`` at every id (and ``len``/``ids`` count
+    the present ones), for all pairs; both nestings of three states equal the nested encoding;
+    inputs are left unchanged."""
     cases = 0
     world = _world(PAIR_IDS, PAYLOADS)
     joined = Pointwise(world, lambda a, b: fs.Joined(a, b))
@@ -139,8 +151,11 @@ def merge_refines_union_by_id(deadline: Deadline) -> Finding:
         cases += 1
         sa, sb = _spec_state(a), _spec_state(b)
         expected = {k: joined(k, a.get(k), b.get(k)) for k in PAIR_IDS}
+        present = {k for k, e in expected.items() if e is not None}
         for how, result in (("a.merge(b)", sa.merge(sb)), ("a | b", sa | sb)):
             got = _spec_entries(result, PAIR_IDS)
+            if got == expected and (len(result) != len(present) or result.ids() != {id_bytes(k) for k in present}):
+                got = {**got, 0: f"len {len(result)}, {len(result.ids())} ids"}
             if got != expected:
                 return Finding(cases, {"a": _show(a), "b": _show(b), f"spec {how}": _show(got),
                                        "encoding union_by_id": _show(expected)})
@@ -167,25 +182,71 @@ def merge_refines_union_by_id(deadline: Deadline) -> Finding:
 
 
 def order_refines_inclusion(deadline: Deadline) -> Finding:
-    """``a <= b`` is the encoding's ``leq_at`` at every id, for all pairs of states."""
+    """``a <= b`` is the encoding's ``leq_at`` at every id, for all pairs of states; ``a == b``
+    is ``leq_at`` both ways and ``a < b`` one way only (equality is by ids, as in the encoding's
+    order: payloads under one id are one fragment by hash-injectivity)."""
     cases = 0
     world = _world(PAIR_IDS, PAYLOADS)
     memo: dict[tuple[int, Entry, Entry], bool] = {}
     for a, b in product(states(PAIR_IDS, PAYLOADS), repeat=2):
         cases += 1
         for k in PAIR_IDS:
-            key = (k, a.get(k), b.get(k))
-            if key not in memo:
-                left, right = (Table(world, {} if e is None else {k: e}) for e in key[1:])
-                value = world.model.eval(fs.leq_at(left, right, z3.BitVecVal(k, ID_BITS)), model_completion=True)
-                memo[key] = z3.is_true(value)
-        expected = all(memo[(k, a.get(k), b.get(k))] for k in PAIR_IDS)
-        got = _spec_state(a) <= _spec_state(b)
-        if got is not expected:
-            return Finding(cases, {"a": _show(a), "b": _show(b), "spec a <= b": repr(got),
-                                   "encoding leq_at (every id)": repr(expected)})
+            _leq(world, k, a.get(k), b.get(k), memo)
+        leq = all(memo[(k, a.get(k), b.get(k))] for k in PAIR_IDS)
+        geq = all(_leq(world, k, b.get(k), a.get(k), memo) for k in PAIR_IDS)
+        sa, sb = _spec_state(a), _spec_state(b)
+        for how, got, expected in (("a <= b", sa <= sb, leq), ("a == b", sa == sb, leq and geq),
+                                   ("a < b", sa < sb, leq and not geq)):
+            if got is not expected:
+                return Finding(cases, {"a": _show(a), "b": _show(b), f"spec {how}": repr(got),
+                                       "encoding (leq_at at every id)": repr(expected)})
         if cases % 128 == 0:
             deadline()
+    return Finding(cases)
+
+
+def _leq(world: World, k: int, a: Entry, b: Entry, memo: dict[tuple[int, Entry, Entry], bool]) -> bool:
+    if (k, a, b) not in memo:
+        left, right = (Table(world, {} if e is None else {k: e}) for e in (a, b))
+        value = world.model.eval(fs.leq_at(left, right, z3.BitVecVal(k, ID_BITS)), model_completion=True)
+        memo[(k, a, b)] = z3.is_true(value)
+    return memo[(k, a, b)]
+
+
+# ----------------------------------------------------------------------------- C4: bag_order
+
+BAGGED = {"p@1": 1, "q@2": 2}
+BAG_LENGTH = 4
+
+
+def _seq_names(world: World, value: z3.ExprRef) -> list[str]:
+    """The fragments of a concrete Z3 sequence value, by name."""
+    if z3.is_app_of(value, z3.Z3_OP_SEQ_CONCAT):
+        return [n for child in value.children() for n in _seq_names(world, child)]
+    if z3.is_app_of(value, z3.Z3_OP_SEQ_UNIT):
+        return [world.name_of.get(str(value.arg(0)), f"<unknown {value.arg(0)}>")]
+    if z3.is_app_of(value, z3.Z3_OP_SEQ_EMPTY):
+        return []
+    raise ValueError(f"not a sequence value: {value}")
+
+
+def bag_order_is_concatenation(deadline: Deadline) -> Finding:
+    """``spec.bag_order`` of an arrival sequence is the C4 encoding's bag: the concatenation
+    of the arrivals in order, duplicates kept."""
+    cases = 0
+    world = World(BAGGED)
+    for length in range(BAG_LENGTH + 1):
+        for arrivals in product(BAGGED, repeat=length):
+            cases += 1
+            bag = z3.Empty(BAG)
+            for name in arrivals:
+                bag = z3.Concat(bag, z3.Unit(world.const[name]))
+            expected = _seq_names(world, world.model.eval(bag, model_completion=True))
+            got = bag_order(list(arrivals))
+            if list(got) != expected:
+                return Finding(cases, {"arrivals": "<" + ", ".join(arrivals) + ">",
+                                       "spec bag_order": repr(got), "encoding": "<" + ", ".join(expected) + ">"})
+        deadline()
     return Finding(cases)
 
 
@@ -196,17 +257,20 @@ DELIVERY_LENGTH = 4
 
 
 def of_refines_delivery_fold(deadline: Deadline) -> Finding:
-    """``FragmentSet.of(seq)`` equals the encoding's fold ``((empty | {u1}) | {u2}) ...``."""
+    """``FragmentSet.of(seq)`` equals the encoding's fold ``((empty | {u1}) | {u2}) ...``,
+    evaluated one delivery at a time (the fold is left-nested, so each step reads the state so
+    far at the id, memoized on that entry)."""
     cases = 0
     world = World(DELIVERABLE)
     ids = sorted(set(DELIVERABLE.values()))
+    empty = {k: world.read(fs.Empty().at(z3.BitVecVal(k, ID_BITS))) for k in ids}
+    step = Pointwise(world, lambda so_far, name: fs.Joined(so_far, fs.Delivered(world.const[name], z3.BoolVal(True))))
     for length in range(DELIVERY_LENGTH + 1):
         for seq in product(DELIVERABLE, repeat=length):
             cases += 1
-            state: fs.State = fs.Empty()
+            expected = dict(empty)
             for name in seq:
-                state = fs.Joined(state, fs.Delivered(world.const[name], z3.BoolVal(True)))
-            expected = {k: world.read(state.at(z3.BitVecVal(k, ID_BITS))) for k in ids}
+                expected = {k: step.fold(k, expected[k], name) for k in ids}
             got = _spec_entries(FragmentSet.of(seq, lambda name: id_bytes(DELIVERABLE[name])), ids)
             if got != expected:
                 return Finding(cases, {"delivered": "<" + ", ".join(seq) + ">", "spec FragmentSet.of": _show(got),
@@ -329,8 +393,12 @@ CHECKS: list[CodeCheck] = [
               "states over 3 ids x 2 payloads and all 729 triples over 2 ids (both nestings)",
               Result.PROVED, merge_refines_union_by_id),
     CodeCheck("c2_link_fragment_set_order", "C2",
-              "code link: spec FragmentSet <= equals the encoding leq_at (at every id) on all 729 pairs",
+              "code link: spec FragmentSet <=, == and < equal the encoding leq_at (at every id, one or both "
+              "ways) on all 729 pairs",
               Result.PROVED, order_refines_inclusion),
+    CodeCheck("c4_link_bag_order", "C4",
+              "code link: spec bag_order of every arrival sequence of <= 4 deliveries of 2 fragments is the C4 "
+              "encoding's bag (the concatenation, duplicates kept)", Result.PROVED, bag_order_is_concatenation),
     CodeCheck("c5_link_order_key", "C5",
               "code link: spec order_key is 40 bytes equal to the encoded 320-bit key on 32 special float64 "
               "patterns (zeros, subnormals, inf, NaN payloads, both signs) x 4 ids",

@@ -196,6 +196,8 @@ class Vacuity:
     antecedents: list[tuple[str, bool]]
 
     def premises_text(self) -> str:
+        if not self.premises:
+            return "none"
         tested = [p for p in self.premises if not p.status.startswith("kept")]
         kept = len(self.premises) - len(tested)
         text = f"{sum(p.counts_as_needed for p in tested)}/{len(tested)} needed"

@@ -32,9 +32,9 @@ NOTES = [
     "C3 holds for lists of every length N by induction (c3_sorted_unique_base, c3_sorted_unique_step "
     "and its lemmas, on the real 320-bit key); C7 by induction over deliveries; the bounded obligations "
     "are cross-checks",
-    "code links (c*_link_*) run spec's merge, <=, FragmentSet.of, order_key and canonical_order against "
-    "the encodings on every case of small domains, and prove total_order_bits equal to the encoding for "
-    "all 2**64 patterns",
+    "code links (c*_link_*) run spec's merge, <=/==/<, FragmentSet.of, bag_order, order_key and "
+    "canonical_order against the encodings on every case of small domains, and prove "
+    "total_order_bits equal to the encoding for all 2**64 patterns",
     "a timeout or solver 'unknown' is reported as unknown and never counts as proved",
 ]
 

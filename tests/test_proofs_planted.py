@@ -74,6 +74,14 @@ CASES = {
         [Patch("spec/ordering.py", "order = sorted(range(len(items)), key=keys.__getitem__)",
                "order = sorted(range(len(items)), key=keys.__getitem__, reverse=True)")],
         "c3_link_canonical_order", {"c3_link_canonical_order"}),
+    # C2: inclusion reversed; C4: BagMerge losing its duplicates
+    "spec <= reversed": (
+        [Patch("spec/fragment_set.py", "return self._by_id.keys() <= other._by_id.keys()",
+               "return self._by_id.keys() >= other._by_id.keys()")],
+        "c2_link_fragment_set_order", {"c2_link_fragment_set_order"}),
+    "spec bag_order drops duplicates": (
+        [Patch("spec/ordering.py", "    return list(items)\n", "    return list(dict.fromkeys(items))\n")],
+        "c4_link_bag_order", {"c4_link_bag_order"}),
     # C7: FragmentSet.of keeping the last payload on a repeated id
     "spec FragmentSet.of keeps the last payload": (
         [Patch("spec/fragment_set.py", "table.setdefault(require_content_id(content_id(item)), item)",

@@ -69,7 +69,7 @@ def test_obligations_cover_the_claims_and_name_registered_ones():
             "c5_key_without_tiebreak_not_total", "c5_naive_float_lt_not_strict_weak"} == refuted
     links = {ob.name: ob.claim for ob in proofs.OBLIGATIONS if isinstance(ob, CodeCheck)}
     assert links == {"c1_link_fragment_set_merge": "C1", "c2_link_fragment_set_order": "C2",
-                     "c3_link_canonical_order": "C3", "c5_link_order_key": "C5",
+                     "c3_link_canonical_order": "C3", "c4_link_bag_order": "C4", "c5_link_order_key": "C5",
                      "c7_link_fragment_set_of": "C7"}
 
 
@@ -170,7 +170,7 @@ def test_unwritable_smt2_directory_is_an_input_error(tmp_path: Path):
 def test_progress_is_reported():
     calls = []
     proofs.run(only="C4", progress=lambda task, done, total: calls.append((done, total)))
-    assert calls[0] == (0, 2) and calls[-1] == (2, 2)
+    assert calls[0] == (0, 3) and calls[-1] == (3, 3)
 
 
 def test_proofs_import_only_spec_z3_and_the_stdlib():
@@ -238,6 +238,7 @@ def test_code_checks_prove_refute_and_never_pass_on_a_crash_or_timeout():
 
 def test_only_takes_several_names_and_claims():
     chosen = [ob.name for ob in proofs.select("c2_absorbing,C4")]
-    assert chosen == ["c2_absorbing", "c4_bag_merge_not_commutative", "c4_redelivery_changes_bag"]
+    assert chosen == ["c2_absorbing", "c4_bag_merge_not_commutative", "c4_redelivery_changes_bag",
+                      "c4_link_bag_order"]
     with pytest.raises(InputError, match="'nope'"):
         proofs.select("c2_absorbing,nope")
