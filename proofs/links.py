@@ -381,7 +381,8 @@ def canonical_order_is_the_sorted_list(deadline: Deadline) -> Finding:
                 if problem:
                     return Finding(cases, {"arrival": names(arrival), "spec canonical_order": names(out),
                                            "problem": problem,
-                                           "sorted by the encoded key": names(sorted(subset, key=lambda x: encoded[id(x)]))})
+                                           "sorted by the encoded key":
+                                               names(sorted(subset, key=lambda x: encoded[id(x)]))})
                 first = first if first is not None else out
             deadline()
     return Finding(cases)

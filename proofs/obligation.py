@@ -1,8 +1,8 @@
-"""The Obligation type, its Result, and the one function that discharges it with Z3.
+"""The row types (Obligation, CodeCheck), their Result and Verdict, and the solver calls they share.
 
 A proof is ``unsat`` of (premises and not claim) over free constants; nothing else is ever
-reported as proved.  ``unknown`` (a timeout, a resource limit, an incomplete theory) and any
-exception while encoding or solving come back as UNKNOWN with the reason.
+reported as proved (``proofs.discharge``).  ``unknown`` (a timeout, a resource limit, an
+incomplete theory) and any exception while encoding or solving come back as UNKNOWN.
 
 An ``unsat`` is only the start: a proof can be empty or lean on more than it says.  So every
 ``unsat`` is followed by vacuity checks (``proofs.vacuity``): the claim's antecedents must be
@@ -97,9 +97,10 @@ class Goal:
 
 
 def negation(claim: z3.BoolRef) -> list[z3.BoolRef]:
-    """``Not(claim)`` as assertions; ``Not(A1 and ... => B)`` as ``A1``, ..., ``Not(B)`` (the
-    same query, in the shape solvers handle best: cvc5 times out on c7_bounded_delivery_6 when
-    its twelve hypotheses come as one conjunction, and answers in seconds when they come apart)."""
+    """``Not(claim)`` as assertions; ``Not(A1 and ... => B)`` as ``A1``, ..., ``Not(B)``: the
+    same query in a flatter shape (with the hypotheses asserted first, ``Goal.assertions``, it
+    is the shape cvc5 answers on c7_bounded_delivery_6; one conjunction after the premises
+    made it time out at 60 s)."""
     if z3.is_app_of(claim, z3.Z3_OP_IMPLIES):
         antecedent, conclusion = claim.children()
         hypotheses = antecedent.children() if z3.is_and(antecedent) else [antecedent]

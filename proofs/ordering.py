@@ -140,7 +140,8 @@ def fragment_witness(frags: list[z3.ExprRef]) -> Callable[[z3.ModelRef], dict[st
     return describe
 
 
-def _pattern_witness(words: list[z3.BitVecRef], ids: list[z3.BitVecRef] = ()) -> Callable[[z3.ModelRef], dict[str, str]]:
+def _pattern_witness(words: list[z3.BitVecRef],
+                     ids: list[z3.BitVecRef] = ()) -> Callable[[z3.ModelRef], dict[str, str]]:
     def describe(model: z3.ModelRef) -> dict[str, str]:
         out = {str(w): float64_text(as_int(model, w)) for w in words}
         out.update({str(i): id_text(as_int(model, i)) for i in ids})

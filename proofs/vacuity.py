@@ -2,7 +2,8 @@
 
 1. Antecedents: every hypothesis the goal declares (``Goal.hypotheses``: the antecedents of
    its claim) must be satisfiable together with the premises.  A contradictory premise set or
-   an unsatisfiable hypothesis makes the ``unsat`` meaningless: VACUOUS.  A claim with no hypothesis still needs consistent premises.
+   an unsatisfiable hypothesis makes the ``unsat`` meaningless: VACUOUS.  A claim with no
+   hypothesis still needs consistent premises.
 2. Premises: each premise group is dropped in turn; the query without it must be ``sat``
    (the premise is needed).  A premise that is not needed is an over-strong or stray assumption
    and fails the obligation (UNNEEDED) unless the obligation states why it is kept.

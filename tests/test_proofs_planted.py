@@ -64,7 +64,8 @@ CASES = {
         [Patch("spec/fragment_set.py", "table.update(self._by_id)", "table = dict(self._by_id)")],
         "C1", {"c1_link_fragment_set_merge"}),
     "proofs union_by_id keeps the right payload": (
-        [Patch("proofs/fragment_set.py", "z3.If(a.present, a.payload, b.payload)", "z3.If(b.present, b.payload, a.payload)")],
+        [Patch("proofs/fragment_set.py", "z3.If(a.present, a.payload, b.payload)",
+               "z3.If(b.present, b.payload, a.payload)")],
         "C1", {"c1_link_fragment_set_merge"}),
     # C3: canonical_order returning arrival order, or sorting by the reversed key
     "canonical_order returns arrival order": (
@@ -90,7 +91,8 @@ CASES = {
     # vacuity: a stray premise the proof does not need fails the obligation
     "a stray premise": (
         [Patch("proofs/render.py", 'return law([definitions("dup_free", dup_free_definition, s)], [hypothesis]',
-               'return law([definitions("dup_free", dup_free_definition, s), premise("stray", is_cons(s))], [hypothesis]')],
+               'return law([definitions("dup_free", dup_free_definition, s), premise("stray", is_cons(s))],'
+               ' [hypothesis]')],
         "c3_head_not_in_tail", {"c3_head_not_in_tail"}),
 }
 
