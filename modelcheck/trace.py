@@ -69,14 +69,31 @@ def make_trace(*, kind: str, check: str, claim: str, backend: str, mutant: str |
     return validate(json.loads(json.dumps(trace, allow_nan=False)))
 
 
+# realstate.store_layout.MARKER_NAME (modelcheck does not import realstate; a test checks they agree)
+STORE_MARKER_NAME = "CANONMERGE_STORE"
+
+
 def save(trace: dict[str, Any], directory: Path) -> Path:
-    """Write ``trace`` under ``directory`` with a name that says what it is; returns the path."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Write ``trace`` under ``directory`` with a name that says what it is; returns the path.
+    Written atomically (temporary file, rename) and never into a replica store, which must hold
+    only its own fragments."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{directory}: cannot create the trace directory: {exc.strerror or exc}") from None
+    if (directory / STORE_MARKER_NAME).exists():
+        raise InputError(f"{directory}: is a replica store; traces are never written into a store")
     text = json.dumps(trace, indent=1, allow_nan=False)
     slug = re.sub(r"[^a-z0-9]+", "-", f"{trace['claim']} {trace['check']}".lower()).strip("-")
     tag = hashlib.sha256(text.encode()).hexdigest()[:10]
     path = directory / f"{slug}-{trace['universe']}-{trace['mutant'] or 'no-mutant'}-{tag}.json"
-    path.write_text(text + "\n")
+    temp = directory / f".{path.name}.{os.getpid()}.tmp"
+    try:
+        temp.write_text(text + "\n")
+        os.replace(temp, path)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise InputError(f"{path}: cannot write the trace: {exc.strerror or exc}") from None
     return path
 
 

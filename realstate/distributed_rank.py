@@ -131,13 +131,15 @@ def _replay(job: RankJob, device: torch.device) -> dict[str, Any]:
     engine = _engine(job.plant)
     deliveries = schedule(len(received), job.rank, job.seed, job.redeliveries, job.drops)
     state: Any = engine.collect([])
-    applied = 0
+    applied, arrivals = 0, []
     for index, kind in deliveries:
         if kind == DROPPED:
             continue
         arrival = fragment_from_bytes(received[index], f"rank {job.rank} delivery of fragment {index}").to(device)
         state = state.merge(engine.collect([arrival]))
         applied += 1
+        if index not in arrivals:
+            arrivals.append(index)
     members: list[Fragment] = list(state)
     # 3. render, and agree on the digests
     rendered = canonical_render(members, 0, engine)
@@ -148,6 +150,6 @@ def _replay(job: RankJob, device: torch.device) -> dict[str, Any]:
     return {"rank": job.rank, "backend": job.backend, "device": str(device), "deliveries": len(deliveries),
             "applied": applied, "redeliveries": sum(k == REDELIVERY for _, k in deliveries),
             "drops": sum(k == DROPPED for _, k in deliveries), "members": len(members),
-            "first_arrivals": [i for i, k in deliveries if k == FIRST][:8],
+            "arrivals": arrivals[:16],
             "digest": digest.hex(), "set_digest": set_digest.hex(), "tokens": rendered.tokens,
             "gathered_digests": [d.hex() for d in digests], "gathered_sets": [d.hex() for d in sets]}

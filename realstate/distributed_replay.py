@@ -153,12 +153,12 @@ def _report(settings: ReplicateSettings, source: str, count: int, launcher_diges
             results: list[dict[str, Any] | None], problems: list[str], seconds: float) -> PartReport:
     backend = settings.resolved_backend()
     table = Table(f"replicate: {settings.ranks} ranks ({backend}), {count} fragments from {source}",
-                  ["rank", "device", "deliveries", "re-deliveries", "dropped+resent", "first arrivals",
+                  ["rank", "device", "deliveries", "re-deliveries", "dropped+resent", "arrival order",
                    "set digest", "render digest"])
     for r in results:
         if r is not None:
             table.rows.append([str(r["rank"]), r["device"], str(r["deliveries"]), str(r["redeliveries"]),
-                               str(r["drops"]), " ".join(map(str, r["first_arrivals"])), r["set_digest"][:16],
+                               str(r["drops"]), " ".join(map(str, r["arrivals"])), r["set_digest"][:16],
                                r["digest"][:16]])
     check = f"distributed replay: {settings.ranks} torch.distributed ranks ({backend}) render one digest"
     data: dict[str, Any] = {"settings": vars(settings), "backend": backend, "source": source, "fragments": count,

@@ -337,3 +337,15 @@ def test_clean_removes_only_stale_leftovers_and_verify_reports_every_corruption(
     assert snapshot(store.path) == before  # reported, not repaired or deleted
     code, out, _ = cli(capsys, "store", "clean", str(store.path), "--older-than", "-1")
     assert code == 2
+
+
+def test_traces_are_never_saved_into_a_store(store: DirectoryStore, capsys: pytest.CaptureFixture[str]) -> None:
+    from modelcheck import trace as trace_io
+    from realstate.store_layout import MARKER_NAME
+
+    assert trace_io.STORE_MARKER_NAME == MARKER_NAME
+    before = snapshot(store.path)
+    code, _, err = cli(capsys, "check", "--max-arity", "2", "--universe", "ties", "--no-gossip",
+                       "--plant", "no-tie-break", "--trace-dir", str(store.path))
+    assert code == 2 and "is a replica store" in err
+    assert snapshot(store.path) == before

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from canonmerge.printing import print_table
 from canonmerge.terminal import terminal_safe
@@ -63,9 +62,9 @@ def describe(fragment: Fragment, path: str | None = None) -> dict[str, Any]:
 
 
 def fragment_row(record: dict[str, Any]) -> list[str]:
-    return [record["id"][:16], terminal_safe(f"{record['architecture']} L{record['layers']} H{record['kv_heads']} "
-                                             f"D{record['head_dim']}"), record["dtype"], str(record["start"]),
-            str(record["tokens"]), str(record.get("bytes", "")), terminal_safe(record["weights"][:23])]
+    return [record["id"][:16], f"{record['architecture']} L{record['layers']} H{record['kv_heads']} "
+            f"D{record['head_dim']}", record["dtype"], str(record["start"]), str(record["tokens"]),
+            str(record.get("bytes", "")), record["weights"][:23]]
 
 
 FRAGMENT_COLUMNS = ["id", "fingerprint", "dtype", "start", "tokens", "bytes", "weights"]
@@ -87,7 +86,7 @@ def _inspect(args: argparse.Namespace, console: Console) -> int:
         return code
     if records:
         table = Table("valid fragment files", ["file"] + FRAGMENT_COLUMNS)
-        table.rows = [[terminal_safe(r["file"])] + fragment_row(r) for r in records]
+        table.rows = [[r["file"]] + fragment_row(r) for r in records]
         print_table(console, table)
     console.print(f"{len(records)} valid, {len(errors)} refused")
     return code
@@ -127,8 +126,8 @@ def _make(args: argparse.Namespace, console: Console) -> int:
                           "weights_detail": lm.source_detail, "note": note, "fragments": records},
                          indent=2))
         return 0
-    table = Table(escape(terminal_safe(f"fragment files written to {outdir}")), ["agent", "file"] + FRAGMENT_COLUMNS)
-    table.rows = [[r["agent"], terminal_safe(Path(r["file"]).name)] + fragment_row(r) for r in records]
+    table = Table(f"fragment files written to {outdir}", ["agent", "file"] + FRAGMENT_COLUMNS)
+    table.rows = [[r["agent"], Path(r["file"]).name] + fragment_row(r) for r in records]
     print_table(console, table)
     console.print(f"note: {note}", markup=False)
     return 0

@@ -15,7 +15,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
 
 from canonmerge.commands.fragment import FRAGMENT_COLUMNS, describe, fragment_row
 from canonmerge.printing import print_table
@@ -77,9 +76,7 @@ def _emit(args: argparse.Namespace, console: Console, report: dict[str, Any], ta
         print(json.dumps({"exit_code": code, **report}, indent=2))
         return code
     if table is not None and table.rows:
-        safe = Table(escape(terminal_safe(table.title)), table.columns,  # print_table renders titles as markup
-                     [[terminal_safe(c) for c in row] for row in table.rows])
-        print_table(console, safe)
+        print_table(console, table)  # literal: markup escaped, control characters shown as escapes
     for line in lines:
         console.print(terminal_safe(line), markup=False, highlight=False)
     return code
@@ -146,9 +143,7 @@ def _merge(args: argparse.Namespace, console: Console) -> int:
 
 def _render(args: argparse.Namespace, console: Console) -> int:
     from realstate.fragment_file import FragmentFormatError, save_fragment
-    from realstate.models import load_checkpoint, load_seeded
     from realstate.outputs import check_output_path
-    from realstate.render import canonical_render
 
     if args.base < 0:
         raise InputError(f"--base must be >= 0, got {args.base}")
@@ -158,6 +153,9 @@ def _render(args: argparse.Namespace, console: Console) -> int:
     fragments = store.fragments()
     if not len(fragments):
         raise InputError(f"{args.store}: the store is empty; nothing to render")
+    from realstate.models import load_checkpoint, load_seeded  # transformers: only once the input is good
+    from realstate.render import canonical_render
+
     lm = (load_checkpoint(args.checkpoint, args.dtype) if args.checkpoint
           else load_seeded(args.geometry, args.dtype, "cpu", args.seed))
     for fragment in fragments:
