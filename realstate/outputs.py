@@ -55,17 +55,13 @@ def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Pat
     return target
 
 
-def write_output(path: str | os.PathLike[str], data: bytes | Iterable[bytes], what: str = "output") -> int:
-    """Write ``data`` to ``path`` atomically (module doc); returns the number of bytes written."""
-    target = check_output_path(path, what)
-    temp = target.parent / f".cmout-{os.getpid()}-{secrets.token_hex(8)}.tmp"
-    chunks = [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
+def replace_atomically(temp: Path, target: Path, chunks: Iterable[bytes]) -> int:
+    """Write ``chunks`` to the new file ``temp`` (``O_EXCL``, no symlink followed), flush,
+    fsync, rename over ``target``; returns the bytes written.  On any error the temporary is
+    removed and the error re-raised (callers name it in their own terms)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(temp, flags, 0o644)
     written = 0
-    try:
-        fd = os.open(temp, flags, 0o644)
-    except OSError as exc:
-        raise InputError(f"{target}: {what}: cannot write: {_cause(exc)}") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             for chunk in chunks:
@@ -74,12 +70,21 @@ def write_output(path: str | os.PathLike[str], data: bytes | Iterable[bytes], wh
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temp, target)
-    except BaseException as exc:
+    except BaseException:
         try:
             os.unlink(temp)
         except OSError:
             pass
-        if isinstance(exc, OSError):
-            raise InputError(f"{target}: {what}: cannot write: {_cause(exc)}") from None
         raise
     return written
+
+
+def write_output(path: str | os.PathLike[str], data: bytes | Iterable[bytes], what: str = "output") -> int:
+    """Write ``data`` to ``path`` atomically (module doc); returns the number of bytes written."""
+    target = check_output_path(path, what)
+    temp = target.parent / f".cmout-{os.getpid()}-{secrets.token_hex(8)}.tmp"
+    chunks = [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
+    try:
+        return replace_atomically(temp, target, chunks)
+    except OSError as exc:
+        raise InputError(f"{target}: {what}: cannot write: {_cause(exc)}") from None

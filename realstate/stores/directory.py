@@ -33,6 +33,7 @@ from realstate.fragment_file import (
     load_fragment,
     read_header,
 )
+from realstate.outputs import replace_atomically
 from realstate.stores.base import (
     DEFAULT_TEMP_AGE_S,
     MARKER_NAME,
@@ -175,27 +176,10 @@ class DirectoryStore(FragmentStore):
         On any error (disk full, read-only, permission) the temporary is removed and the error
         names the store and the cause; the store is left as it was."""
         temp = self.path / f".tmp-{os.getpid()}-{secrets.token_hex(8)}"
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
         try:
-            fd = os.open(temp, flags, 0o644)
+            replace_atomically(temp, self.path / name, chunks)
         except OSError as exc:
-            raise FragmentFormatError(str(self.path), "store", f"cannot write: {_os_problem(exc)}") from None
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                for chunk in chunks:
-                    handle.write(chunk)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, self.path / name)
-        except BaseException as exc:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
-            if isinstance(exc, OSError):
-                raise FragmentFormatError(str(self.path / name), "store",
-                                          f"cannot write: {_os_problem(exc)}") from None
-            raise
+            raise FragmentFormatError(str(self.path / name), "store", f"cannot write: {_os_problem(exc)}") from None
         self._fsync_directory()
 
     def _fsync_directory(self) -> None:
