@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,23 +89,19 @@ class Soak:
     def set_up(self) -> None:
         s = self.settings
         env: dict[str, str] = {}
+        self.s3_client: Any = None
         if s.s3_replicas:
+            import boto3
+
             self.endpoint = MotoEndpoint().start()
             self.gateway = Gateway(free_port(), self.endpoint.port)
             self.gateway.start()
             env = client_environment(self.gateway.url)
-            import boto3
-
-            boto3.session.Session().client("s3", endpoint_url=self.endpoint.url,
-                                           **_credentials(env)).create_bucket(Bucket=BUCKET)
-        for i in range(s.replicas):
-            s3 = i >= s.replicas - s.s3_replicas
-            self.replicas.append(f"s3://{BUCKET}/replica-{i}/" if s3 else str(self.workdir / f"replica-{i}"))
-        self.s3_client = None
-        if s.s3_replicas:
-            import boto3
-
             self.s3_client = boto3.session.Session().client("s3", endpoint_url=self.gateway.url, **_credentials(env))
+            self.s3_client.create_bucket(Bucket=BUCKET)
+        for i in range(s.replicas):
+            on_s3 = i >= s.replicas - s.s3_replicas
+            self.replicas.append(f"s3://{BUCKET}/replica-{i}/" if on_s3 else str(self.workdir / f"replica-{i}"))
         for location in self.replicas:
             open_store(location, create=True, s3_client=self.s3_client)
         self.pool = WorkerPool(s.seed, s.shape, env, start_timeout_s=max(60.0, s.op_timeout_s))
@@ -122,22 +119,23 @@ class Soak:
 
     # -- the fault phase ----------------------------------------------------------------------
 
-    def _next_op(self, involves_s3: bool) -> None:
-        """Number the operation; fire the nemesis's own faults planned for this number."""
+    def _next_op(self) -> None:
+        """Number the operation; fire the nemesis's own faults planned for this number (in their
+        own threads, so they overlap the operation being sent)."""
         with self._op_lock:
             k = self._op_number
             self._op_number += 1
         if k in self.plan.restarts_at and self.gateway is not None:
-            self._nemesis(self._restart, involves_s3)
+            self._nemesis(self._restart)
         if k in self.plan.torn_at:
-            self._nemesis(self._tear, involves_s3)
+            self._nemesis(self._tear)
 
-    def _nemesis(self, fault: Any, in_flight: bool) -> None:
-        thread = threading.Thread(target=fault, args=(in_flight,), daemon=True)
+    def _nemesis(self, fault: Callable[[], None]) -> None:
+        thread = threading.Thread(target=fault, daemon=True)
         self._nemesis_threads.append(thread)
         thread.start()
 
-    def _restart(self, _: bool) -> None:
+    def _restart(self) -> None:
         assert self.gateway is not None
         try:
             mid_transfer = restart_gateway(self.gateway, self.rng, lambda: self.s3_in_flight > 0)
@@ -148,7 +146,7 @@ class Soak:
             self.tally.faults["restart-endpoint"] += 1
             self.tally.mid_operation["restart-endpoint"] += mid_transfer
 
-    def _tear(self, _: bool) -> None:
+    def _tear(self) -> None:
         s = self.settings
         with self.tally.lock:
             agent, index = self.rng.randrange(s.agents), self.rng.randrange(s.fragments)
@@ -206,7 +204,7 @@ class Soak:
                 if time.monotonic() > self.deadline:
                     self.out_of_time = True
                     return
-                self._next_op(replica.startswith("s3://"))
+                self._next_op()
                 self.tally.count("put sent")
                 reply = self._run_op(slot, {"op": "put", "store": replica, "agent": agent, "index": index},
                                      kill and attempt == 0, "kill-put")
@@ -232,8 +230,7 @@ class Soak:
             if time.monotonic() > self.deadline:
                 self.out_of_time = True
                 return
-            involves_s3 = any(self.replicas[i].startswith("s3://") for i in (dst, src))
-            self._next_op(involves_s3)
+            self._next_op()
             self.tally.count("merge sent")
             reply = self._run_op(slot, {"op": "merge", "dst": self.replicas[dst], "src": self.replicas[src]},
                                  number in self.plan.kill_merges, "kill-merge")
