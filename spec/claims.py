@@ -34,7 +34,7 @@ CLAIMS: dict[str, Claim] = {
         Claim("C6", "for N = 2 the canonical render equals BagMerge in one of the two orders, "
               "byte for byte", ("proofs", "modelcheck", "realstate")),
         Claim("C7", "replicas that delivered the same set of fragments render byte-identical caches "
-              "under duplicated, reordered and dropped-then-resent messages", ("proofs", "modelcheck")),
+              "under duplicated, reordered and dropped-then-resent messages", ("proofs", "modelcheck", "realstate")),
         Claim("C8", "a re-encoded fragment matches direct encoding at the target offset within storage "
               "rounding, and greedy decoding from the canonical render is identical for every "
               "input permutation", ("realstate",)),
