@@ -4,8 +4,8 @@ by name or claim id."""
 from __future__ import annotations
 
 from proofs import bag, fragment_set, links, ordering, render
-from proofs.obligation import Row
-from spec import CLAIMS, InputError
+from proofs.obligation import Result, Row
+from spec import CLAIMS, Check, Expect, InputError, register
 
 OBLIGATIONS: list[Row] = sorted(
     [*fragment_set.OBLIGATIONS, *ordering.OBLIGATIONS, *render.OBLIGATIONS, *bag.OBLIGATIONS, *links.CHECKS],
@@ -15,6 +15,16 @@ OBLIGATIONS: list[Row] = sorted(
 _duplicates = {ob.name for ob in OBLIGATIONS if [o.name for o in OBLIGATIONS].count(ob.name) > 1}
 if _duplicates:
     raise ValueError(f"obligation names must be unique: {sorted(_duplicates)}")
+
+
+def check_of(ob: Row) -> Check:
+    """The row as a check of part "proofs": a law expected proved is ALWAYS (it must hold for
+    every model or case), a negative fact expected refuted is REFUTED."""
+    expect = Expect.ALWAYS if ob.expected is Result.PROVED else Expect.REFUTED
+    return Check(ob.claim, "proofs", ob.name, expect, ob.statement)
+
+
+CHECKS = [register(c.claim, c.part, c.name, c.expect, c.statement) for c in map(check_of, OBLIGATIONS)]
 
 
 def names() -> list[str]:

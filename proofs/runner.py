@@ -14,7 +14,7 @@ from pathlib import Path
 
 import z3
 
-from proofs.catalog import select
+from proofs.catalog import check_of, select
 from proofs.discharge import discharge
 from proofs.obligation import CodeCheck, Obligation, Result, Row, Verdict
 from proofs.smt2 import write_smt2
@@ -97,8 +97,7 @@ def claim_result(verdict: Verdict, smt2_path: Path | None = None) -> ClaimResult
         details["witness"] = verdict.witness
     if smt2_path is not None:
         details["smt2"] = str(smt2_path)
-    return ClaimResult(ob.claim, PART, ob.name, outcome_of(verdict), figure=_figure(verdict),
-                       seconds=verdict.seconds, details=details)
+    return check_of(ob).result(outcome_of(verdict), _figure(verdict), verdict.seconds, **details)
 
 
 def _check_timeout(timeout_s: float) -> None:
