@@ -61,7 +61,7 @@ CASES = {
         "c5_key_monotone_in_m,c5_link_total_order_bits", {"c5_key_monotone_in_m", "c5_link_total_order_bits"}),
     # C1: merge wrong in the code, and in the encoding
     "spec merge drops the other side": (
-        [Patch("spec/fragment_set.py", "table.update(self._by_id)", "table = dict(self._by_id)")],
+        [Patch("spec/fragment_set.py", "            table.setdefault(cid, item)\n", "            pass\n")],
         "C1", {"c1_link_fragment_set_merge"}),
     "proofs union_by_id keeps the right payload": (
         [Patch("proofs/fragment_set.py", "z3.If(a.present, a.payload, b.payload)",
