@@ -39,7 +39,9 @@ GOSSIP_EXPECTATIONS: dict[str, tuple[str, ...]] = {
 MAX_TRACE_BYTES = 16 * 1024 * 1024
 _REQUIRED = ("format", "version", "kind", "check", "claim", "backend", "mutant", "universe",
              "geometry", "fragments", "descs", "ops", "expect", "expected", "observed")
-_OPTIONAL = ("note", "gossip")
+_OPTIONAL = ("note", "gossip", "base", "iteration")
+ITERATIONS = ("id", "arrival", "shuffled")
+_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
 
 def geometry_to_json(g: Geometry) -> dict[str, Any]:
@@ -54,7 +56,8 @@ def desc_to_json(d: FragmentDesc) -> dict[str, Any]:
 def make_trace(*, kind: str, check: str, claim: str, backend: str, mutant: str | None,
                universe: str, geometry: Geometry, fragments: dict[int, FragmentDesc],
                ops: list[dict[str, Any]], expect: list[dict[str, Any]], expected: str,
-               observed: str, note: str = "", gossip: dict[str, Any] | None = None) -> dict[str, Any]:
+               observed: str, note: str = "", gossip: dict[str, Any] | None = None,
+               base: int = 0, iteration: str = "id") -> dict[str, Any]:
     indices = sorted(fragments)
     trace: dict[str, Any] = {
         "format": FORMAT, "version": VERSION, "kind": kind, "check": check, "claim": claim,
@@ -62,6 +65,7 @@ def make_trace(*, kind: str, check: str, claim: str, backend: str, mutant: str |
         "geometry": geometry_to_json(geometry), "fragments": indices,
         "descs": [desc_to_json(fragments[i]) for i in indices],
         "ops": ops, "expect": expect, "expected": expected, "observed": observed, "note": note,
+        "base": base, "iteration": iteration,
     }
     if gossip is not None:
         trace["gossip"] = gossip
@@ -209,6 +213,9 @@ def _program_ops(ops: list[Any], fragments: set[int]) -> None:
                     raise _fail(f"{where}.{name}", f"fragment {op[name]} is not among the trace's fragments")
             elif kind == "ref":
                 _ref(op[name], f"{where}.{name}", k)
+            elif kind == "mode":
+                if _str(op[name], f"{where}.{name}") not in ("canonical", "bag"):
+                    raise _fail(f"{where}.{name}", "want canonical or bag")
             else:
                 refs = _list(op[name], f"{where}.{name}")
                 if not refs:
@@ -279,11 +286,12 @@ def validate(data: Any) -> dict[str, Any]:
         _str(t[name], name)
     if _str(t["claim"], "claim") not in CLAIMS:
         raise _fail("claim", f"{t['claim']!r} is not one of {', '.join(CLAIMS)}")
-    if t["mutant"] is not None:
-        from modelcheck.mutants import MUTANTS
-
-        if _str(t["mutant"], "mutant") not in MUTANTS:
-            raise _fail("mutant", f"{t['mutant']!r} is not one of {', '.join(MUTANTS)}")
+    if t["mutant"] is not None and not _NAME.fullmatch(_str(t["mutant"], "mutant")):
+        raise _fail("mutant", "want a planted-bug name (lowercase letters, digits, '-', at most 64)")
+    if "base" in t:
+        _int(t["base"], "base", 0, 1 << 40)
+    if "iteration" in t and _str(t["iteration"], "iteration") not in ITERATIONS:
+        raise _fail("iteration", f"want one of {', '.join(ITERATIONS)}")
     g = _geometry(t["geometry"])
     indices = [_int(i, f"fragments[{k}]", 0, 1 << 20) for k, i in enumerate(_list(t["fragments"], "fragments"))]
     if len(set(indices)) != len(indices):

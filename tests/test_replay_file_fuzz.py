@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import modelcheck
 from canonmerge.cli import main
-from modelcheck.mutants import plant
+from tests.broken_backends import plant
 from modelcheck.reference import ReferenceBackend
 
 REF = ReferenceBackend()
