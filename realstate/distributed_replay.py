@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from spec import ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress
+from realstate import properties as P
+from spec import InputError, Outcome, PartReport, Progress, Table, no_progress
 
 PART = "realstate"
 
@@ -160,23 +161,22 @@ def _report(settings: ReplicateSettings, source: str, count: int, launcher_diges
             table.rows.append([str(r["rank"]), r["device"], str(r["deliveries"]), str(r["redeliveries"]),
                                str(r["drops"]), " ".join(map(str, r["arrivals"])), r["set_digest"][:16],
                                r["digest"][:16]])
-    check = f"distributed replay: {settings.ranks} torch.distributed ranks ({backend}) render one digest"
     data: dict[str, Any] = {"settings": vars(settings), "backend": backend, "source": source, "fragments": count,
                             "launcher_digest": launcher_digest, "ranks": results, "problems": problems}
     notes = [f"planted bug {settings.plant!r} (a demonstration): the ranks should disagree"] if settings.plant else []
     if problems or any(r is None for r in results):
-        result = ClaimResult("C7", PART, check, Outcome.UNKNOWN, "; ".join(problems) or "a rank wrote no result",
-                             seconds, {"problems": problems})
+        result = P.REPLICATE.result(Outcome.UNKNOWN, "; ".join(problems) or "a rank wrote no result", seconds,
+                                    problems=problems, ranks=settings.ranks, backend=backend)
         return PartReport(PART, [result], [table], data, notes)
     gathered = {tuple(r["gathered_digests"]) for r in results}  # what each rank saw of the others
     digests = {r["digest"] for r in results}
     sets = {r["set_digest"] for r in results}
     agree = len(digests) == 1 and len(gathered) == 1 and set(next(iter(gathered))) == digests
     matches_launcher = digests == {launcher_digest}
-    figure = (f"{len(digests)} render digest(s), {len(sets)} set(s) across {settings.ranks} ranks / "
+    figure = (f"{len(digests)} render digest(s), {len(sets)} set(s) across {settings.ranks} {backend} ranks / "
               f"{sum(r['deliveries'] for r in results)} deliveries"
               + ("" if matches_launcher else f"; launcher's own render {launcher_digest[:16]} differs"))
-    outcome = Outcome.HOLDS if agree and len(sets) == 1 and matches_launcher else Outcome.FAILS
-    result = ClaimResult("C7", PART, check, outcome, figure, seconds,
-                         {"digests": sorted(digests), "sets": sorted(sets), "launcher_digest": launcher_digest})
+    result = P.REPLICATE.holds_if(agree and len(sets) == 1 and matches_launcher, figure, seconds,
+                                  digests=sorted(digests), sets=sorted(sets), launcher_digest=launcher_digest,
+                                  ranks=settings.ranks, backend=backend)
     return PartReport(PART, [result], [table], data, notes)

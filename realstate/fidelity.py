@@ -30,14 +30,15 @@ from realstate.models import LoadedModel
 @dataclass(frozen=True)
 class FidelityRow:
     agent: str
-    offset: int
+    offset: int  # where the agent's fragment was placed (its first token's position)
     rope_max_abs_error: tuple[float, ...]  # per layer
     rope_min_cosine: tuple[float, ...]
     prefill_max_abs_error: tuple[float, ...]
     prefill_min_cosine: tuple[float, ...]
+    base: int = 0  # the base of the render the keys were read from
 
     def to_json(self) -> dict[str, object]:
-        return {"agent": self.agent, "offset": self.offset,
+        return {"agent": self.agent, "offset": self.offset, "base": self.base,
                 "rope_max_abs_error": list(self.rope_max_abs_error),
                 "rope_min_cosine": list(self.rope_min_cosine),
                 "prefill_max_abs_error": list(self.prefill_max_abs_error),
@@ -71,15 +72,25 @@ def check_capture(lm: LoadedModel, run: AgentRun) -> None:
                            "the model's attention is not the stock Qwen3 one")
 
 
+def placement_fidelity(lm: LoadedModel, run: AgentRun, moved: torch.Tensor, offset: int,
+                       base: int = 0) -> FidelityRow:
+    """The agent's keys as a render placed them at ``offset`` (``moved``: the render's slice,
+    ``[L, H, n, D]``) against the model's own RoPE of the same pre-RoPE keys at ``offset``, and
+    against a full re-prefill there (reported, not thresholded)."""
+    rope_err, rope_cos = compare_keys(moved, model_rope(lm, run.pre_rope_keys, offset))
+    direct = Fragment.from_cache(encode_again(lm, run, offset), lm.fingerprint, offset)
+    pre_err, pre_cos = compare_keys(moved, direct.keys)
+    return FidelityRow(run.name, offset, rope_err, rope_cos, pre_err, pre_cos, base)
+
+
 def fidelity(lm: LoadedModel, run: AgentRun, offsets: Sequence[int], engine: Engine = CANONICAL) -> list[FidelityRow]:
+    """The re-encoding function alone (no render) moved to each offset; the replay measures C8 on
+    rendered caches instead (``placement_fidelity`` on each placement's slice)."""
     check_capture(lm, run)
     rows = []
     inv_freq = engine.frequencies(run.fragment.fingerprint)
     for offset in offsets:
         moved = torch.empty_like(run.fragment.keys)
         engine.reencode(moved, run.fragment.keys, offset - run.fragment.start, inv_freq)
-        rope_err, rope_cos = compare_keys(moved, model_rope(lm, run.pre_rope_keys, offset))
-        direct = Fragment.from_cache(encode_again(lm, run, offset), lm.fingerprint, offset)
-        pre_err, pre_cos = compare_keys(moved, direct.keys)
-        rows.append(FidelityRow(run.name, offset, rope_err, rope_cos, pre_err, pre_cos))
+        rows.append(placement_fidelity(lm, run, moved, offset))
     return rows

@@ -8,8 +8,7 @@ Nothing here computes a render, a key or an id: that is the point of the compari
 from __future__ import annotations
 
 import struct
-import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -18,7 +17,6 @@ import oracle
 from realstate.engine import CANONICAL, Engine
 from realstate.fragment import Fragment
 from realstate.render import Rendered, bag_render, canonical_render, naive_render
-from spec import ClaimResult, Outcome
 
 MODES = ("canonical", "bag", "naive")
 
@@ -80,27 +78,3 @@ def fragment_mismatches(fragment: Fragment) -> list[str]:
         if want != got:
             found.append(f"{name}: expected {want}, got {got}")
     return found
-
-
-def check_against_oracle(cases: Iterable[tuple[str, Sequence[Fragment], int]], claim: str = "C3",
-                         engine: Engine = CANONICAL) -> ClaimResult:
-    """One evidence row: every fragment's id, m and key, and every (mode, fragments, base) case's
-    rendered bytes, equal the oracle's."""
-    began = time.perf_counter()
-    total, failures, seen = 0, [], set()
-    for mode, fragments, base in cases:
-        for f in fragments:
-            if id(f) not in seen:
-                seen.add(id(f))
-                total += 1
-                if problems := fragment_mismatches(f):
-                    failures.append({"fragment": repr(f), "first": problems})
-        total += 1
-        mismatches = compare_render(mode, fragments, base, engine, limit=3)
-        if mismatches:
-            failures.append({"mode": mode, "base": base, "fragments": len(fragments),
-                             "first": [str(m) for m in mismatches]})
-    return ClaimResult(claim, "realstate", "fragment keys and rendered bytes equal the independent oracle",
-                       Outcome.FAILS if failures or not total else Outcome.HOLDS,
-                       f"{total - len(failures)}/{total} fragments and renders equal", time.perf_counter() - began,
-                       {"failures": failures[:5]})

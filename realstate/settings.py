@@ -22,6 +22,7 @@ class ReplaySettings:
     decode_tokens: int = 4
     fidelity_offsets: tuple[int, ...] = (1, 100, 1000, 10000, 30000)
     prompts: tuple[str, ...] | None = None
+    iteration: str = "arrival"  # FragmentSet iteration order while checking (spec.fragment_set)
 
     def validate(self) -> None:
         if not 1 <= self.agents <= 6:
@@ -32,3 +33,5 @@ class ReplaySettings:
             raise InputError(f"--decode-tokens must be >= 1, got {self.decode_tokens}")
         if any(o < 0 for o in self.fidelity_offsets):
             raise InputError("fidelity offsets must be >= 0")
+        if self.iteration not in ("id", "arrival", "shuffled"):
+            raise InputError(f"--iteration must be id, arrival or shuffled, got {self.iteration!r}")

@@ -23,7 +23,8 @@ from realstate.dtypes import storage_dtype
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment
 from realstate.render import Rendered, bag_render, canonical_render, naive_render
-from spec import ClaimResult, InputError, Outcome
+from realstate import properties as P
+from spec import Check, ClaimResult, InputError, Outcome
 
 VECTORS_FORMAT = "canonmerge-known-answer-vectors"
 
@@ -62,37 +63,34 @@ class _Rows:
 
     def __init__(self) -> None:
         self.began = time.perf_counter()
-        self.counts: dict[tuple[str, str], int] = {}
-        self.failures: dict[tuple[str, str], list[dict[str, str]]] = {}
+        self.counts: dict[Check, int] = {}
+        self.failures: dict[Check, list[dict[str, str]]] = {}
 
-    def expect(self, claim: str, check: str, vector: str, expected: Any, got: Any) -> None:
-        key = (claim, check)
+    def expect(self, claim: str, check: Check, vector: str, expected: Any, got: Any) -> None:
+        key = check
         self.counts[key] = self.counts.get(key, 0) + 1
         if expected != got:
             self.failures.setdefault(key, []).append(
                 {"vector": vector, "expected": str(expected), "got": str(got)})
 
-    def fail(self, claim: str, check: str, vector: str, problem: str) -> None:
-        key = (claim, check)
+    def fail(self, claim: str, check: Check, vector: str, problem: str) -> None:
+        key = check
         self.counts[key] = self.counts.get(key, 0) + 1
         self.failures.setdefault(key, []).append({"vector": vector, "problem": problem})
 
     def results(self) -> list[ClaimResult]:
         seconds = time.perf_counter() - self.began
         out = []
-        for (claim, check), total in self.counts.items():
-            bad = self.failures.get((claim, check), [])
-            out.append(ClaimResult(claim, "realstate", f"known answers: {check}",
-                                   Outcome.FAILS if bad else Outcome.HOLDS,
-                                   f"{total - len(bad)}/{total} vectors match", seconds,
-                                   {"mismatches": bad[:10]} if bad else {}))
+        for check in (P.KNOWN_IDS, P.KNOWN_M, P.KNOWN_KEYS, P.KNOWN_RENDERS):
+            total = self.counts.get(check, 0)
+            bad = self.failures.get(check, [])
+            out.append(check.tally(total, len(bad), "vectors", seconds,
+                                   figure=f"{total - len(bad)}/{total} vectors match",
+                                   **({"mismatches": bad[:10]} if bad else {})))
         return out
 
 
-ID_CHECK, M_CHECK, KEY_CHECK, RENDER_CHECK = ("fingerprint digests and content ids",
-                                              "order values m (float64 bits, canonical NaN)",
-                                              "order keys (totalOrder bits ++ content id)",
-                                              "render layouts and digests")
+ID_CHECK, M_CHECK, KEY_CHECK, RENDER_CHECK = P.KNOWN_IDS, P.KNOWN_M, P.KNOWN_KEYS, P.KNOWN_RENDERS
 _RENDERS: dict[str, Callable[..., Rendered]] = {"canonical": canonical_render, "bag": bag_render,
                                                 "naive": naive_render}
 

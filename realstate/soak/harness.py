@@ -36,7 +36,8 @@ from realstate.soak.processes import Worker, WorkerDied, WorkerPool
 from realstate.soak.settings import FAULT_KINDS, SoakSettings
 from realstate.soak.synthetic import soak_fragment
 from realstate.stores import open_store
-from spec import ClaimResult, InputError, Outcome, PartReport, Progress, Table, content_id_hex, no_progress
+from realstate import properties as P
+from spec import InputError, Outcome, PartReport, Progress, Table, content_id_hex, no_progress
 
 PART = "realstate"
 BUCKET = "canonmerge-soak"
@@ -375,8 +376,7 @@ def _report(settings: SoakSettings, soak: Soak, verdict: dict[str, Any] | None, 
         notes.append(f"the time budget (--max-seconds {settings.max_seconds:g}) ran out during the fault phase; "
                      f"the remaining operations were not run")
     if verdict is None:
-        results = [ClaimResult("C7", PART, "soak: replicas converge under faults", Outcome.UNKNOWN, "no verdict",
-                               seconds)]
+        results = [P.SOAK_CONVERGE.result(Outcome.UNKNOWN, "no verdict", seconds)]
         return PartReport(PART, results, tables, data, notes)
     data["verdict"] = {k: v for k, v in verdict.items() if k != "replicas"}
     data["replicas"] = [{k: v for k, v in r.items() if k != "ids"} | {"fragments": len(r["ids"])}
@@ -393,13 +393,9 @@ def _report(settings: SoakSettings, soak: Soak, verdict: dict[str, Any] | None, 
               f"/ {sum(v for k, v in tally.ops.items() if k.endswith('sent'))} ops, {faults} faults")
     safe = not verdict["lost"] and not verdict["invented"]
     results = [
-        ClaimResult("C7", PART, "soak: real processes converge under faults (same set, same render SHA-256)",
-                    Outcome.HOLDS if converged else Outcome.FAILS, figure, seconds,
-                    {"sets": verdict["sets"], "digests": verdict["digests"]}),
-        ClaimResult("C2", PART, "soak: every acknowledged put is present on every replica",
-                    Outcome.HOLDS if safe else Outcome.FAILS,
-                    f"{verdict['acknowledged']} acknowledged, {len(verdict['lost'])} lost, "
-                    f"{len(verdict['invented'])} never published", 0.0,
-                    {"lost": verdict["lost"][:10], "invented": verdict["invented"][:10]}),
+        P.SOAK_CONVERGE.holds_if(converged, figure, seconds, sets=verdict["sets"], digests=verdict["digests"]),
+        P.SOAK_DURABLE.holds_if(safe, f"{verdict['acknowledged']} acknowledged, {len(verdict['lost'])} lost, "
+                                f"{len(verdict['invented'])} never published", 0.0,
+                                lost=verdict["lost"][:10], invented=verdict["invented"][:10]),
     ]
     return PartReport(PART, results, tables, data, notes)
