@@ -23,7 +23,7 @@ from realstate.dtypes import raw_bits
 from realstate.engine import CANONICAL, Engine
 from realstate.fidelity import FidelityRow, fidelity
 from realstate.fragment import Fragment
-from realstate.models import LoadedModel, load_checkpoint, load_seeded, model_inv_freq
+from realstate.models import LoadedModel, load_checkpoint, load_named, load_seeded, model_inv_freq
 from realstate.order_value import reference_order_value
 from realstate.render import Placement, bag_render, canonical_render, layout, render_layout
 from realstate.settings import ReplaySettings
@@ -35,6 +35,8 @@ MIN_COSINE = {"bfloat16": 0.9999, "float16": 0.99999, "float32": 0.999999}
 
 
 def load_model(settings: ReplaySettings) -> LoadedModel:
+    if settings.model is not None:
+        return load_named(settings.model, settings.dtype, settings.device)
     if settings.checkpoint is not None:
         return load_checkpoint(settings.checkpoint, settings.dtype, settings.device)
     return load_seeded(settings.geometry, settings.dtype, settings.device, settings.seed)
@@ -149,6 +151,20 @@ def _f64_bits(x: float) -> int:
 
 def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress = no_progress,
                engine: Engine = CANONICAL, lm: LoadedModel | None = None) -> PartReport:
+    """Build the agents' fragments and check every claim on them (see the module docstring).
+
+    Args:
+        settings: the weights source (geometry, checkpoint or named model), agents, latent steps,
+            dtype, device, decode length, fidelity offsets and prompts.
+        progress: called as ``progress(label, done, total)`` during long loops.
+        engine: the render mechanics under test (a planted bug in the negative tests).
+        lm: an already loaded model, instead of loading the one ``settings`` names.
+
+    Example:
+        >>> report = run_replay(ReplaySettings(agents=3))  # doctest: +SKIP
+        >>> {r.claim for r in report.results if r.outcome is not Outcome.HOLDS}  # doctest: +SKIP
+        set()
+    """
     settings.validate()
     started = time.perf_counter()
     timings: dict[str, float] = {}
