@@ -64,19 +64,12 @@ class Fragment:
 
     @classmethod
     def from_cache(cls, cache: Any, fingerprint: Fingerprint, start: int = 0) -> Fragment:
-        """Take a transformers cache (``cache.layers[i].keys/.values``, ``[1, H, n, D]``).
+        """Take a transformers cache of a batch of one (``realstate.adapter.fragment_from_cache``).
 
         ``start`` is the absolute position the cache's first token was encoded at."""
-        layers = getattr(cache, "layers", None)
-        if layers is None or len(layers) != fingerprint.layers:
-            got = "no .layers" if layers is None else f"{len(layers)} layers"
-            raise InputError(f"cache has {got}; the fingerprint wants {fingerprint.layers}")
-        for i, layer in enumerate(layers):
-            if layer.keys is None or layer.keys.dim() != 4 or layer.keys.shape[0] != 1:
-                raise InputError(f"cache layer {i}: want keys [1, H, n, D] (batch of one)")
-        keys = torch.stack([layer.keys[0] for layer in layers])
-        values = torch.stack([layer.values[0] for layer in layers])
-        return cls(fingerprint, start, keys, values)
+        from realstate.adapter import fragment_from_cache  # the adapter imports this module
+
+        return fragment_from_cache(cache, fingerprint, start)
 
     @property
     def tokens(self) -> int:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 import torch
 from transformers import DynamicCache
-from transformers.cache_utils import DynamicLayer
 
+from realstate.adapter import cache_from_tensors
 from realstate.engine import CANONICAL, Engine
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment, content_id_of
@@ -48,16 +48,8 @@ class Rendered:
         return content_id_of(self.fingerprint, self.base, self.keys, self.values).hex()
 
     def to_cache(self) -> DynamicCache:
-        """A ``DynamicCache`` whose layers are views of the rendered tensors (no copy)."""
-        cache = DynamicCache()
-        for layer in range(self.keys.shape[0]):
-            k = self.keys[layer].unsqueeze(0)
-            v = self.values[layer].unsqueeze(0)
-            cache_layer = DynamicLayer()
-            cache_layer.lazy_initialization(k, v)
-            cache_layer.keys, cache_layer.values = k, v
-            cache.layers.append(cache_layer)
-        return cache
+        """A ``DynamicCache`` holding the rendered tensors (``realstate.adapter.cache_from_tensors``)."""
+        return cache_from_tensors(self.keys, self.values)
 
     def as_fragment(self) -> Fragment:
         """The render packaged as one fragment at ``base`` (used to show incremental merging)."""
@@ -123,13 +115,48 @@ def naive_render(fragments: Sequence[Fragment], base: int = 0) -> Rendered:
 
 
 def canonical_merge(fragments: Iterable[Fragment], base: int = 0) -> DynamicCache:
+    """CanonicalMerge: the fragments as a set, ordered by their content-derived key, laid out from
+    ``base`` and RoPE re-encoded once from their stored positions; any arrival order, merge tree or
+    re-delivery of the same set gives the same bytes.
+
+    Args:
+        fragments: a ``fragment_set`` (or any iterable; duplicates by content id count once).
+        base: the absolute position of the first rendered token.
+
+    Example:
+        >>> state = fragment_set([a]).merge(fragment_set([b, a.copy()]))  # doctest: +SKIP
+        >>> context = canonical_merge(state)  # doctest: +SKIP
+        >>> lm.model.generate(input_ids=ids, cache=context, max_new_tokens=4)  # doctest: +SKIP
+    """
     return canonical_render(fragments, base).to_cache()
 
 
 def bag_merge(fragments: Sequence[Fragment], base: int = 0) -> DynamicCache:
+    """BagMerge, the prior-work baseline: the fragments in list order, duplicates kept, laid out
+    from ``base`` and RoPE re-encoded; a different order (or a re-delivery) gives other bytes.
+
+    Args:
+        fragments: the fragments in arrival order.
+        base: the absolute position of the first rendered token.
+
+    Example:
+        >>> bag_merge([a, b]).get_seq_length() == a.tokens + b.tokens  # doctest: +SKIP
+        True
+    """
     return bag_render(fragments, base).to_cache()
 
 
 def naive_concat(fragments: Sequence[Fragment], base: int = 0) -> DynamicCache:
+    """The fragments concatenated in list order with no RoPE re-encoding (what public prior-work
+    code does): each keeps the positions it was encoded at, so later ones collide with earlier ones.
+
+    Args:
+        fragments: the fragments in arrival order.
+        base: recorded as the render's base; no key is moved.
+
+    Example:
+        >>> naive_concat([a, b]).get_seq_length() == a.tokens + b.tokens  # doctest: +SKIP
+        True
+    """
     return naive_render(fragments, base).to_cache()
 
