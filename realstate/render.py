@@ -10,7 +10,7 @@ Merging never re-encodes; only a render does, once, from the stored positions.""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -20,6 +20,7 @@ from transformers.cache_utils import DynamicLayer
 from realstate.engine import CANONICAL, Engine
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment, content_id_of
+from realstate.rope import reencode_into, render_keys
 from spec import InputError
 
 
@@ -69,10 +70,14 @@ def _common_fingerprint(fragments: Sequence[Fragment]) -> Fingerprint:
         raise InputError("nothing to render: no fragments")
     first = fragments[0].fingerprint
     for f in fragments[1:]:
-        if f.fingerprint != first:
+        if f.fingerprint is not first and f.fingerprint != first:
             raise InputError(f"fragments {fragments[0]!r} and {f!r} have different fingerprints "
                              f"({first.describe_mismatch(f.fingerprint)} differ); they never merge")
     return first
+
+
+# a per-fragment re-encoding with a batched twin that gives the same bytes for a whole render
+_BATCHED_REENCODE: dict[Callable[..., None], Callable[..., torch.Tensor]] = {reencode_into: render_keys}
 
 
 def layout(ordered: Sequence[Fragment], base: int = 0) -> list[Placement]:
@@ -86,26 +91,33 @@ def layout(ordered: Sequence[Fragment], base: int = 0) -> list[Placement]:
 
 def render_layout(placements: Sequence[Placement], base: int = 0, engine: Engine = CANONICAL,
                   reencode: bool = True) -> Rendered:
-    """Write every fragment, re-encoded to its offset, into one preallocated buffer per tensor."""
+    """Write every fragment, re-encoded to its offset, into one buffer per tensor: values by one
+    concatenation, keys by one batched re-encoding (an engine whose re-encoding has no batched
+    twin, e.g. a planted bug, is called once per fragment instead)."""
     fragments = [p.fragment for p in placements]
     fp = _common_fingerprint(fragments)
     total = sum(f.tokens for f in fragments)
     if base < 0 or base + total > fp.max_positions:
         raise InputError(f"render positions {base}..{base + total - 1} exceed the model's maximum "
                          f"{fp.max_positions}")
-    device = fragments[0].device
-    shape = (fp.layers, fp.kv_heads, total, fp.head_dim)
-    keys = torch.empty(shape, dtype=fragments[0].keys.dtype, device=device)
-    values = torch.empty(shape, dtype=fragments[0].values.dtype, device=device)
+    sources = [f.keys for f in fragments]
+    values = [f.values for f in fragments]
+    device = sources[0].device
+    if any(k.device != device for k in sources):  # rare: gather on the first fragment's device
+        sources = [k.to(device) for k in sources]
+        values = [v.to(device) for v in values]
+    deltas = [p.offset - f.start if reencode else 0 for p, f in zip(placements, fragments)]
     inv_freq = engine.frequencies(fp)
-    position = 0
-    for p in placements:
-        f, n = p.fragment, p.fragment.tokens
-        delta = p.offset - f.start if reencode else 0
-        engine.reencode(keys[:, :, position:position + n], f.keys, delta, inv_freq)
-        values[:, :, position:position + n] = f.values
-        position += n
-    return Rendered(fp, base, keys, values, list(placements))
+    batched = _BATCHED_REENCODE.get(engine.reencode)
+    if batched is not None:
+        keys = batched(list(zip(sources, deltas)), inv_freq)
+    else:
+        keys = torch.empty((fp.layers, fp.kv_heads, total, fp.head_dim), dtype=sources[0].dtype, device=device)
+        position = 0
+        for source, delta in zip(sources, deltas):
+            engine.reencode(keys[:, :, position:position + source.shape[2]], source, delta, inv_freq)
+            position += source.shape[2]
+    return Rendered(fp, base, keys, torch.cat(values, dim=2), list(placements))
 
 
 def canonical_render(fragments: Iterable[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:
