@@ -63,8 +63,8 @@ def exact_order_value(keys: torch.Tensor) -> float:
     another device are copied over) in cache-sized blocks of vectors with numpy.
 
     A vector's plain float64 sum of squares is already exact when every square is a multiple of
-    2^(k-53) and the sum is below 2^k (then no partial sum can round): ``_plainly_exact`` checks
-    that from the storage exponents, which is the common case for 16-bit keys.  The other
+    2^(e-52) and the sum is below 2^(e+1) (then no partial sum can round): ``_plainly_exact``
+    checks that from the storage exponents, which is the common case for 16-bit keys.  The other
     vectors go through ``correctly_rounded_row_sums``, gathered across blocks when they are few."""
     _check_shape(keys)
     layout = _FORMATS.get(keys.dtype)

@@ -96,27 +96,30 @@ def render_layout(placements: Sequence[Placement], base: int = 0, engine: Engine
     twin, e.g. a planted bug, is called once per fragment instead)."""
     fragments = [p.fragment for p in placements]
     fp = _common_fingerprint(fragments)
-    total = sum(f.tokens for f in fragments)
+    sources, values, spans, total = [], [], [], 0
+    for p, f in zip(placements, fragments):
+        n = f.keys.shape[2]
+        sources.append(f.keys)
+        values.append(f.values)
+        spans.append((n, p.offset - f.start if reencode else 0))
+        total += n
     if base < 0 or base + total > fp.max_positions:
         raise InputError(f"render positions {base}..{base + total - 1} exceed the model's maximum "
                          f"{fp.max_positions}")
-    sources = [f.keys for f in fragments]
-    values = [f.values for f in fragments]
     device = sources[0].device
     if any(k.device != device for k in sources):  # rare: gather on the first fragment's device
         sources = [k.to(device) for k in sources]
         values = [v.to(device) for v in values]
-    deltas = [p.offset - f.start if reencode else 0 for p, f in zip(placements, fragments)]
     inv_freq = engine.frequencies(fp)
     batched = _BATCHED_REENCODE.get(engine.reencode)
     if batched is not None:
-        keys = batched(list(zip(sources, deltas)), inv_freq)
+        keys = batched(sources, tuple(spans), inv_freq)
     else:
         keys = torch.empty((fp.layers, fp.kv_heads, total, fp.head_dim), dtype=sources[0].dtype, device=device)
         position = 0
-        for source, delta in zip(sources, deltas):
-            engine.reencode(keys[:, :, position:position + source.shape[2]], source, delta, inv_freq)
-            position += source.shape[2]
+        for source, (n, delta) in zip(sources, spans):
+            engine.reencode(keys[:, :, position:position + n], source, delta, inv_freq)
+            position += n
     return Rendered(fp, base, keys, torch.cat(values, dim=2), list(placements))
 
 

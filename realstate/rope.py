@@ -7,15 +7,16 @@ multiplies and adds (no fused multiply-add, so CPU and GPU round alike), and the
 rounded once to the storage dtype.  δ = 0 copies the keys untouched: the arithmetic with
 cos = 1, sin = 0 would turn −0 into +0 and rewrite NaN bits.
 
-``reencode_reference`` is that formula written literally.  ``reencode_spans`` is what renders
-use: all fragments of a render at once, consecutive fragments with δ ≠ 0 batched together
-(each position row carries its own fragment's cos/sin).  The keys are widened once to float32
-(X), and X₁ = k₁c − k₂s, X₂ = k₂c + k₁s are formed from separately rounded products and rounded
-once to the storage dtype: either as X·C + roll(X)·[−S, S] (small renders, fewest operations)
-or as X·C then X₁ −= (X·S)₂, X₂ += (X·S)₁ (large renders, chunk by chunk in cache).  Both are the
-literal formula term for term, since a + (−b) = a − b and (−x)·s = −(x·s) exactly in IEEE
-arithmetic.  Rotation tables are cached per (frequencies, δ) and per layout of small renders.
-Renders and the literal formula agree bit for bit on every non-NaN input (tested); a NaN key
+``reencode_reference`` is that formula written literally.  ``render_keys`` is what renders use:
+all fragments of a render at once, consecutive fragments with δ ≠ 0 batched together (each
+position row carries its own fragment's cos/sin); ``reencode_into`` is the per-fragment form.
+The keys are widened once to float32 (X), and X₁ = k₁c − k₂s, X₂ = k₂c + k₁s are formed from
+separately rounded products and rounded once to the storage dtype: either as
+X·C + roll(X)·[−S, S] (small renders: fewest operations) or as X·C, then X₁ −= (X·S)₂ and
+X₂ += (X·S)₁ (large renders, chunk by chunk in cache).  Both are the literal formula term for
+term, since a + (−b) = a − b and (−x)·s = −(x·s) exactly in IEEE arithmetic.  Rotation tables
+are cached per (frequencies, δ) and per layout of small renders.  Renders and the literal
+formula agree bit for bit on every non-NaN input (tested); a NaN key
 stays NaN, with unspecified sign."""
 
 from __future__ import annotations
@@ -26,10 +27,11 @@ from functools import lru_cache
 
 import torch
 
-# elements per chunk: large enough that per-call overhead is small, small enough that the two
-# float32 scratch tensors stay in the last-level cache.  Measured on the qwen3-1.7b geometry
-# (benchmarks/bench_realstate.py).
-CHUNK_ELEMENTS = 1 << 18
+# elements per chunk (and the size up to which a render is rotated in place in one go): large
+# enough that per-call overhead is small, small enough that the float32 scratch stays in the
+# last-level cache.  2**17..2**19 measured alike on the qwen3-1.7b geometry on a loaded 2-core
+# machine (benchmarks/bench_realstate.py --chunk sweeps it).
+CHUNK_ELEMENTS = 1 << 19
 # layout tables of at most this many elements (positions x head dim) are cached
 _CACHED_TABLE_ELEMENTS = 1 << 14
 
@@ -76,20 +78,19 @@ _Spans = tuple[tuple[int, int], ...]  # (tokens, δ) of pieces lying back to bac
 _Run = tuple[int, int, _Spans]  # start, length and spans of back-to-back pieces with δ ≠ 0
 
 
-def _runs(spans: _Spans, start: int = 0) -> list[_Run]:
+def _runs(spans: _Spans) -> list[_Run]:
     """Maximal groups of back-to-back pieces with δ ≠ 0."""
     runs: list[_Run] = []
     group: list[tuple[int, int]] = []
-    position = start
-    for n, delta in spans:
+    position = length = 0
+    for n, delta in [*spans, (0, 0)]:
         if delta == 0 and group:
-            runs.append((position - sum(m for m, _ in group), sum(m for m, _ in group), tuple(group)))
-            group = []
+            runs.append((position - length, length, tuple(group)))
+            group, length = [], 0
         elif delta != 0:
             group.append((n, delta))
+            length += n
         position += n
-    if group:
-        runs.append((position - sum(m for m, _ in group), sum(m for m, _ in group), tuple(group)))
     return runs
 
 
@@ -106,10 +107,10 @@ def _span_tables(inv_freq: tuple[float, ...], spans: _Spans, device: torch.devic
 _Plan = tuple[tuple[int, int, torch.Tensor, torch.Tensor], ...]
 
 
-def _small_plan(inv_freq: tuple[float, ...], spans: _Spans, device: torch.device) -> _Plan:
+def _small_plan(inv_freq: tuple[float, ...], spans: _Spans, tokens: int, device: torch.device) -> _Plan:
     """For a small render: each run's start, length, cos and sign-flipped sin tables (cached
     while the tables are small: a checker renders the same layouts over and over)."""
-    if sum(n for n, _ in spans) * 2 * len(inv_freq) <= _CACHED_TABLE_ELEMENTS:
+    if tokens * 2 * len(inv_freq) <= _CACHED_TABLE_ELEMENTS:
         return _cached_small_plan(inv_freq, spans, device)
     return _build_small_plan(inv_freq, spans, device)
 
@@ -127,26 +128,25 @@ def _build_small_plan(inv_freq: tuple[float, ...], spans: _Spans, device: torch.
     return tuple(plan)
 
 
-def render_keys(pieces: Sequence[tuple[torch.Tensor, int]], inv_freq: Sequence[float]) -> torch.Tensor:
-    """The keys of a render: ``(keys [L, H, n, D], delta)`` laid back to back along the token
-    axis, each rotated by its ``delta``.  The pieces come from validated fragments of one
-    fingerprint (``render_layout`` checks that), so they are not checked again here."""
-    first = pieces[0][0]
+def render_keys(sources: Sequence[torch.Tensor], spans: _Spans, inv_freq: Sequence[float]) -> torch.Tensor:
+    """The keys of a render: ``sources[i]`` ([L, H, n_i, D]) laid back to back along the token
+    axis, each rotated by its δ from ``spans[i] = (n_i, δ_i)``.  The sources come from validated
+    fragments of one fingerprint (``render_layout`` checks that), so they are not checked again."""
+    first = sources[0]
     layers, heads, _, head_dim = first.shape
-    spans = tuple((keys.shape[2], delta) for keys, delta in pieces)
     tokens = sum(n for n, _ in spans)
     frequencies = tuple(inv_freq)
     if layers * heads * tokens * head_dim <= CHUNK_ELEMENTS:
-        dest = torch.cat([keys for keys, _ in pieces], dim=2)
-        for start, length, cos, signed_sin in _small_plan(frequencies, spans, first.device):
+        dest = torch.cat(sources, dim=2)
+        for start, length, cos, signed_sin in _small_plan(frequencies, spans, tokens, first.device):
             _rotate_in_place(dest, start, length, cos, signed_sin)
         return dest
     dest = torch.empty((layers, heads, tokens, head_dim), dtype=first.dtype, device=first.device)
-    position, placed = 0, []
-    for keys, delta in pieces:
-        placed.append((keys, position, delta))
-        position += keys.shape[2]
-    _write_spans(dest, placed, frequencies)
+    position, pieces = 0, []
+    for keys, (n, delta) in zip(sources, spans):
+        pieces.append((keys, position, delta))
+        position += n
+    _write_spans(dest, pieces, frequencies)
     return dest
 
 
@@ -170,8 +170,8 @@ def reencode_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int,
     for keys, position, delta in pieces:  # few elements: copy, then rotate with the fewest operations
         dest[:, :, position:position + keys.shape[2]].copy_(keys)
         if delta != 0:
-            cos, _, signed_sin = _span_tables(frequencies, ((keys.shape[2], delta),), dest.device)
-            _rotate_in_place(dest, position, keys.shape[2], cos, signed_sin)
+            tables = _delta_table(frequencies, delta, dest.device)  # [3, 1, D]: broadcast over positions
+            _rotate_in_place(dest, position, keys.shape[2], tables[0], tables[2])
 
 
 def _write_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, int]],
@@ -179,14 +179,17 @@ def _write_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, i
     """Chunk by chunk from the sources straight into ``dest``: each byte read and written once.
     Pieces with δ ≠ 0 that lie back to back are rotated together."""
     group: list[tuple[torch.Tensor, int, int]] = []
-    for piece in [*pieces, None]:
-        if group and (piece is None or piece[2] == 0 or piece[1] != group[-1][1] + group[-1][0].shape[2]):
+    for piece in pieces:
+        keys, position, delta = piece
+        if group and (delta == 0 or position != group[-1][1] + group[-1][0].shape[2]):
             _rotate_run(dest, group, inv_freq)
             group = []
-        if piece is not None and piece[2] == 0:
-            dest[:, :, piece[1]:piece[1] + piece[0].shape[2]].copy_(piece[0])
-        elif piece is not None:
+        if delta == 0:
+            dest[:, :, position:position + keys.shape[2]].copy_(keys)
+        else:
             group.append(piece)
+    if group:
+        _rotate_run(dest, group, inv_freq)
 
 
 def _rotate_in_place(dest: torch.Tensor, start: int, length: int, cos: torch.Tensor,
@@ -198,7 +201,8 @@ def _rotate_in_place(dest: torch.Tensor, start: int, length: int, cos: torch.Ten
     swapped = turned.roll(dest.shape[-1] // 2, -1)  # [k2, k1]
     swapped.mul_(signed_sin)  # [−k2·s, k1·s]
     turned.mul_(cos)  # [k1·c, k2·c]
-    torch.add(turned, swapped, out=region)  # [k1·c − k2·s, k2·c + k1·s], rounded once on store
+    turned.add_(swapped)  # [k1·c − k2·s, k2·c + k1·s]
+    region.copy_(turned)  # rounded once to the storage dtype
 
 
 def _rotate_run(dest: torch.Tensor, run: Sequence[tuple[torch.Tensor, int, int]],

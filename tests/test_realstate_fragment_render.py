@@ -240,7 +240,7 @@ def test_batched_render_keys_equal_the_literal_formula(monkeypatch, dtype, name,
         keys = (torch.randn(3, 2, n, head_dim, generator=g) * 4).to(dtype)
         keys.view(-1)[: len(specials)] = specials.to(dtype)
         pieces.append((keys, delta))
-    got = rope.render_keys(pieces, inv_freq)
+    got = rope.render_keys([keys for keys, _ in pieces], tuple((k.shape[2], d) for k, d in pieces), inv_freq)
     assert got.shape == (3, 2, sum(n for n, _ in LAYOUTS[name]), head_dim)
     assert torch.equal(bits(got), bits(literal_render_keys(pieces, inv_freq)))
 
@@ -253,7 +253,7 @@ def test_nan_keys_stay_nan_in_both_layouts(monkeypatch):
     inv_freq = (1.0, 0.1, 0.01, 0.001)
     for chunk in (8, 1 << 18):
         monkeypatch.setattr(rope, "CHUNK_ELEMENTS", chunk)
-        out = rope.render_keys([(keys, 5)], inv_freq)
+        out = rope.render_keys([keys], ((4, 5),), inv_freq)
         assert torch.isnan(out[0, 0, 1, 2]) and torch.isnan(out[0, 0, 1, 6])
         assert not torch.isnan(out[0, 0, [0, 2, 3]]).any()
 

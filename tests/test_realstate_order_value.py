@@ -320,8 +320,8 @@ def test_planted_bugs_in_m_and_in_the_rotation_fail_canonmerge_realstate(tmp_pat
 
     scratch = ScratchCopy(tmp_path).apply(
         Patch("realstate/order_value.py", "total = math.fsum(norms.tolist())", "total = float(norms.sum())"),
-        Patch("realstate/rope.py", "    torch.add(turned, swapped, out=region)",
-              "    torch.sub(turned, swapped, out=region)"))
+        Patch("realstate/rope.py", "    turned.add_(swapped)  # [k1·c − k2·s, k2·c + k1·s]",
+              "    turned.sub_(swapped)"))
     out = scratch.run("realstate", "--agents", "2", "--latent-steps", "0", "--decode-tokens", "1",
                       "--fidelity-offsets", "1", "--json", timeout=600)
     assert out.returncode == 1, out.stderr[-2000:]
