@@ -162,6 +162,26 @@ def test_row_sums_round_the_exact_sum_once_to_nearest_even(row, expected):
         assert f64_bits(got) == f64_bits(expected) == f64_bits(exact_rounded_sum(layout))
 
 
+@pytest.mark.parametrize("dtype, row, expected_sum", [
+    (torch.bfloat16, [1.0, 2.0 ** -27, 2.0 ** -27], 1.0),  # 1 + 2^-53: halfway, ties to even
+    (torch.bfloat16, [1.0, 2.0 ** -27, 2.0 ** -27, 2.0 ** -60], 1.0 + 2.0 ** -52),  # a hair above
+    (torch.float32, [-1.0, 2.0 ** -27, -(2.0 ** -27)], 1.0),
+    (torch.float32, [1.0 + 2.0 ** -23, 2.0 ** -27, 2.0 ** -27], 1.0 + 2.0 ** -22 + 2.0 ** -46),
+    (torch.float16, [8.0, 2.0 ** -24, 2.0 ** -24], 64.0),  # 64 + 2^-47: halfway (subnormal squares)
+    (torch.float16, [8.0, 2.0 ** -24, 2.0 ** -24, -(2.0 ** -24)], 64.0 + 2.0 ** -46),  # above
+])
+def test_vectors_whose_square_sums_sit_on_a_rounding_boundary(dtype, row, expected_sum):
+    """Key vectors whose exact sum of squares is exactly halfway between two float64s (or a
+    hair above): the sum is rounded once, to even, and m equals the reference."""
+    keys = torch.tensor(row, dtype=torch.float64).to(dtype)
+    assert keys.to(torch.float64).tolist() == row
+    squares = (keys.to(torch.float64) ** 2).numpy().reshape(1, -1)
+    assert f64_bits(correctly_rounded_row_sums(squares)[0]) == f64_bits(expected_sum)
+    assert f64_bits(expected_sum) == f64_bits(exact_rounded_sum(squares[0].tolist()))
+    vectors = keys.reshape(1, 1, -1).repeat(1, 3, 1)
+    assert f64_bits(exact_order_value(vectors)) == f64_bits(reference_order_value(vectors))
+
+
 nonnegative_doubles = st.one_of(st.just(0.0), st.floats(min_value=2.0 ** -900, max_value=2.0 ** 900),
                                 st.integers(-60, 60).map(lambda e: math.ldexp(1.0, e)))
 
