@@ -5,8 +5,9 @@ one core, no gossip.
 
 ``--baseline DIR`` measures the same thing on another copy of the code (e.g. a checkout of the
 commit before a change): each round runs this script once on DIR and once on this tree, in
-fresh subprocesses, alternating, so both see the same machine load; the ratio reported is the
-median of the per-round ratios.  Run:
+fresh subprocesses, alternating, so both see the same machine load; the ratios reported are the
+medians of the per-round ratios, by wall time and by CPU time of the process (the latter is the
+steadier figure on a shared machine).  Run:
     python benchmarks/bench_check.py [--max-arity 5] [--universe ties ...] [--rounds 3]
     python benchmarks/bench_check.py --baseline /tmp/before --rounds 3
 """
@@ -40,15 +41,16 @@ def measure(max_arity: int, universes: list[str] | None) -> dict:
     if "workers" in inspect.signature(modelcheck.run).parameters:
         kwargs["workers"] = 1                     # in this process (older code always is)
     backend = make_backend()
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     report = modelcheck.run(backend, **kwargs)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     failed = [r.check for r in report.results if r.outcome.name != "HOLDS"]
     if failed:
         raise SystemExit(f"checks did not hold: {failed}")
     orderings = report.data["orderings_checked"]
     return {"orderings": orderings, "renders": report.data["renders"], "seconds": round(seconds, 3),
-            "orderings_per_s": round(orderings / seconds, 1), "code": str(Path(modelcheck.__file__).parent.parent)}
+            "orderings_per_s": round(orderings / seconds, 1), "cpu_seconds": round(cpu, 3),
+            "orderings_per_cpu_s": round(orderings / cpu, 1), "code": str(Path(modelcheck.__file__).parent.parent)}
 
 
 def child(root: Path, args: argparse.Namespace) -> dict:
@@ -79,6 +81,7 @@ def main() -> None:
             if row["baseline"]["orderings"] != row["this"]["orderings"]:
                 raise SystemExit("the two copies checked different numbers of orderings: not comparable")
             row["speedup"] = round(row["this"]["orderings_per_s"] / row["baseline"]["orderings_per_s"], 2)
+            row["cpu_speedup"] = round(row["this"]["orderings_per_cpu_s"] / row["baseline"]["orderings_per_cpu_s"], 2)
         rounds.append(row)
     summary = {"max_arity": args.max_arity, "universes": args.universe or "all", "rounds": rounds,
                "orderings_per_s_median": statistics.median(r["this"]["orderings_per_s"] for r in rounds)}
@@ -87,6 +90,7 @@ def main() -> None:
         summary["baseline_orderings_per_s_median"] = statistics.median(
             r["baseline"]["orderings_per_s"] for r in rounds)
         summary["speedup_median"] = statistics.median(r["speedup"] for r in rounds)
+        summary["cpu_speedup_median"] = statistics.median(r["cpu_speedup"] for r in rounds)
     summary["load_average"] = os.getloadavg()
     print(json.dumps(summary, indent=2))
 
