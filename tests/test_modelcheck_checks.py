@@ -10,11 +10,11 @@ import pytest
 import modelcheck
 from modelcheck import enumerate as en
 from modelcheck.checks import Row, Tallies, UniverseCheck
-from tests.broken_backends import MUTANTS, plant, replay_planted
 from modelcheck.reference import ReferenceBackend
 from modelcheck.replay import replay
 from modelcheck.universes import UNIVERSES, universe
 from spec import FragmentSet, Outcome
+from tests.broken_backends import MUTANTS, plant, replay_planted
 
 REF = ReferenceBackend()
 

@@ -10,19 +10,18 @@ import pytest
 
 import canonmerge.commands.check as check
 from canonmerge.cli import main
-from modelcheck.reference import ReferenceBackend
 from modelcheck.shards import BackendRecipe
-from tests.broken_backends import plant
 from spec import Outcome, no_progress
+from tests.broken_backends import planted_reference
 
 
 @pytest.fixture
 def reference(monkeypatch):
-    """The reference backend in this process and, for a process pool, in its workers (the
-    planted reference mutants exist only in this process: those runs use --workers 1)."""
-    monkeypatch.setattr(check, "_backend", lambda mutant=None: plant(ReferenceBackend(), mutant) if mutant else ReferenceBackend())
-    monkeypatch.setattr(check, "_recipe", lambda mutant=None: BackendRecipe("modelcheck.reference:ReferenceBackend",
-                                                                            name="reference"))
+    """The reference backend (with a test-only planted bug, if named) in this process and, for a
+    process pool, in its workers."""
+    monkeypatch.setattr(check, "_backend", planted_reference)
+    monkeypatch.setattr(check, "_recipe", lambda mutant=None: BackendRecipe(
+        "tests.broken_backends:planted_reference", (mutant,), name="reference", mutant=mutant))
 
 
 SMALL = ["--max-arity", "3", "--universe", "ties", "--universe", "specials", "--replicas", "2",

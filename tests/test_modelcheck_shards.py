@@ -7,7 +7,6 @@ test forces it); the one Ray test starts a local Ray on loopback with two CPUs."
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import pytest
@@ -17,8 +16,8 @@ from modelcheck import enumerate as en
 from modelcheck import properties as P
 from modelcheck import shards
 from modelcheck.checks import Tallies, UniverseCheck
-from modelcheck.replay import replay
 from modelcheck.reference import ReferenceBackend
+from modelcheck.replay import replay
 from modelcheck.shards import BackendRecipe, Settings, c3_orderings, merge, perform, plan, prefixes
 from modelcheck.universes import universe
 from spec import Outcome
@@ -116,6 +115,7 @@ def test_a_worker_running_other_code_is_refused(monkeypatch):
                                                         "ties", modelcheck.gossip.GossipConfig()))
 
 
+@pytest.mark.ray
 def test_ray_local_equals_single_process():
     pytest.importorskip("ray")
     one = modelcheck.run(planted_reference("no-tie-break"), **SMALL, workers=1)

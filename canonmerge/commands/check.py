@@ -134,7 +134,6 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
     if args.plant is not None and args.plant not in PLANTED:
         raise InputError(f"--plant {args.plant!r}: unknown planted bug; known: {', '.join(PLANTED)}")
     import modelcheck.properties  # noqa: F401  (registers the checks)
-
     from modelcheck.executors import in_process
 
     checks = select_checks(PART, args.only)
