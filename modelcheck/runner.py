@@ -23,7 +23,6 @@ from modelcheck.shards import (
     ShardResult,
     ShardTask,
     Task,
-    c3_orderings,
     merge,
     plan,
 )
@@ -122,13 +121,6 @@ def _validate_arity(max_arity: int) -> None:
         raise InputError(f"--max-arity must be 1..{MAX_EXHAUSTIVE_ARITY} (exhaustive; the cap: N = 9 would be "
                          f"{en.tree_count(9):,} merge trees per universe); got {max_arity}. "
                          "For larger N use --randomized K (Hypothesis, N up to 64)")
-
-
-def arity_cost(max_arity: int, universes: list[Universe], redeliveries: int) -> dict[str, int]:
-    """The C3 orderings a run will check, per universe (closed forms; a universe stops at its
-    size)."""
-    return {u.name: sum(c3_orderings(n, redeliveries) for n in range(1, min(max_arity, len(u.fragments)) + 1))
-            for u in universes}
 
 
 def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: list[str] | None = None,
