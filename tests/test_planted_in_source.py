@@ -27,7 +27,9 @@ class Planted:
 
 RENDER, ENGINE, FRAGMENT = "realstate/render.py", "realstate/engine.py", "realstate/fragment.py"
 SORTED_RETURN = "    return render_layout(layout(engine.order(members), base), base, engine)"
-DELTA = "delta = p.offset - f.start if reencode else 0"
+DELTA = "spans.append((n, p.offset - f.start if reencode else 0))"
+RETURN_RENDERED = "    return Rendered(fp, base, keys, torch.cat(values, dim=2), list(placements))"
+FIRST_NOT_REENCODED = "spans.append((n, p.offset - f.start if reencode and p is not placements[0] else 0))"
 
 CHECK_C3_RANDOM = ("check", "--only", "C3", "--no-gossip", "--universe", "random", "--max-arity", "4")
 CHECK_C3_TIES = ("check", "--only", "C3", "--no-gossip", "--universe", "ties", "--max-arity", "3")
@@ -54,38 +56,36 @@ CASES = [
     Planted("render alternates between calls (gossip)",
             (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:",
                    "_CALLS = __import__('itertools').count()\n\n\n@dataclass(frozen=True)\nclass Placement:"),
-             Patch(RENDER, "    return Rendered(fp, base, keys, values, list(placements))",
-                   "    return Rendered(fp, base + next(_CALLS) % 2, keys, values, list(placements))")),
+             Patch(RENDER, RETURN_RENDERED, RETURN_RENDERED.replace("base,", "base + next(_CALLS) % 2,"))),
             ("check", "--only", "C7", "--universe", "ties", "--replicas", "2", "--fragments", "2"),
             frozenset({("C7", "gossip: equal sets render equal")})),
     Planted("render alternates between calls (laws)",
             (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:",
                    "_CALLS = __import__('itertools').count()\n\n\n@dataclass(frozen=True)\nclass Placement:"),
-             Patch(RENDER, "    return Rendered(fp, base, keys, values, list(placements))",
-                   "    return Rendered(fp, base + next(_CALLS) % 2, keys, values, list(placements))")),
+             Patch(RENDER, RETURN_RENDERED, RETURN_RENDERED.replace("base,", "base + next(_CALLS) % 2,"))),
             ("check", "--only", "semilattice laws on concrete states", "--no-gossip", "--universe", "ties"),
             frozenset({("C1", "semilattice laws on concrete states")})),
     Planted("first placement not re-encoded (check)",
-            (Patch(RENDER, DELTA, "delta = p.offset - f.start if reencode and position else 0"),),
+            (Patch(RENDER, DELTA, FIRST_NOT_REENCODED),),
             CHECK_ORACLE, frozenset({("C3", "render equals the independent oracle")})),
     Planted("first placement not re-encoded (realstate)",
-            (Patch(RENDER, DELTA, "delta = p.offset - f.start if reencode and position else 0"),),
+            (Patch(RENDER, DELTA, FIRST_NOT_REENCODED),),
             (*REALSTATE, "--only", "re-encoding fidelity"), frozenset({("C8", "re-encoding fidelity")})),
     Planted("wrong sign of the re-encoding offset (check)",
-            (Patch(RENDER, DELTA, "delta = f.start - p.offset if reencode else 0"),),
+            (Patch(RENDER, DELTA, "spans.append((n, f.start - p.offset if reencode else 0))"),),
             CHECK_ORACLE, frozenset({("C3", "render equals the independent oracle")})),
     Planted("wrong sign of the re-encoding offset (realstate)",
-            (Patch(RENDER, DELTA, "delta = f.start - p.offset if reencode else 0"),),
+            (Patch(RENDER, DELTA, "spans.append((n, f.start - p.offset if reencode else 0))"),),
             (*REALSTATE, "--only", "re-encoding fidelity"), frozenset({("C8", "re-encoding fidelity")})),
     Planted("re-encoding offset computed as offset + start",
-            (Patch(RENDER, DELTA, "delta = p.offset + f.start if reencode else 0"),),
+            (Patch(RENDER, DELTA, "spans.append((n, p.offset + f.start if reencode else 0))"),),
             CHECK_ORACLE, frozenset({("C3", "render equals the independent oracle")})),
     Planted("order statistic read from the last layer",
             (Patch(FRAGMENT, "return self.keys[self.fingerprint.layers // 2]", "return self.keys[-1]"),),
             (*REALSTATE, "--only", "C5"), frozenset({("C5", "known answers: order values m (float64 bits, canonical NaN)")})),
     Planted("sorted by -m",
-            (Patch(FRAGMENT, "return order_key(self.order_value, self.content_id)",
-                   "return order_key(-self.order_value, self.content_id)"),),
+            (Patch(FRAGMENT, "self._order_key = order_key(self.order_value, self.content_id)",
+                   "self._order_key = order_key(-self.order_value, self.content_id)"),),
             CHECK_ORACLE, frozenset({("C3", "render equals the independent oracle")})),
     Planted("render ignores a non-zero base",
             (Patch(RENDER, "placements, offset = [], base", "placements, offset = [], 0"),),
