@@ -32,6 +32,7 @@ PART_OF = {"prove": "proofs", "check": "modelcheck", "realstate": "realstate"}
 TOOL_COMMANDS: dict[str, tuple[str, str]] = {
     "fragment": ("canonmerge.commands.fragment", "inspect and validate fragment files"),
     "store": ("canonmerge.commands.store", "replica stores: put, list, merge, render"),
+    "bench": ("canonmerge.commands.bench", "accuracy benchmark: CanonicalMerge vs BagMerge orders, references, controls"),
 }
 
 
