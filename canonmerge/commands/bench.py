@@ -5,6 +5,7 @@ holds, 1 when one fails (or a causal-audit control is not what it claims), 2 for
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -87,6 +88,8 @@ def run(args: argparse.Namespace, console: Console) -> int:
         load_problems(settings)
     except ArgumentError as exc:
         raise InputError(exc.as_flag(FLAGS.get(exc.argument, exc.argument))) from None
+    if importlib.util.find_spec("scipy") is None:
+        raise InputError("the benchmark's statistics need scipy: pip install 'canonmerge[bench]'")
     from canonmerge.environment import describe_environment
     from canonmerge.printing import print_table, results_table
     from canonmerge.progress import ProgressPrinter

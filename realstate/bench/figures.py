@@ -84,11 +84,7 @@ def order_flip_rate(plt: Any, summary: dict[str, Any], title: str, path: Path) -
     ax.set_xticks(range(len(ks)), [f"k = {k} ({math.factorial(k)} orders)" for k in ks])
     ax.set_ylim(0, 1.05)
     ax.set_ylabel("share of problems whose\nBagMerge answer flips")
-    ax.legend(fontsize=8)
-    ax.set_title(title, fontsize=9)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _finish(plt, fig, ax, title, path, legend_size=8)
 
 
 def order_spread(plt: Any, summary: dict[str, Any], title: str, path: Path) -> None:
@@ -109,7 +105,11 @@ def order_spread(plt: Any, summary: dict[str, Any], title: str, path: Path) -> N
     ax.set_xticks(range(len(regimes)), [r["regime"] for r in regimes], fontsize=8)
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel("accuracy")
-    ax.legend(fontsize=7)
+    _finish(plt, fig, ax, title, path, legend_size=7)
+
+
+def _finish(plt: Any, fig: Any, ax: Any, title: str, path: Path, legend_size: int) -> None:
+    ax.legend(fontsize=legend_size)
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)

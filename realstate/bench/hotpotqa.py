@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from realstate.bench.problems import MAX_AGENTS, MIN_AGENTS, Problem, check_unique_ids
+from realstate.bench.problems import MAX_AGENTS, MIN_AGENTS, Problem, check_unique_ids, read_text
 from spec import InputError
 
 
@@ -84,13 +84,7 @@ def read_hotpotqa(path: str | Path, agents: int = 2, distractors: int = 2) -> li
         raise InputError(f"hotpotqa distractors={distractors} must be >= 0")
     file = Path(path)
     try:
-        raw = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{file}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    try:
-        data = json.loads(raw)
+        data = json.loads(read_text(file))
     except json.JSONDecodeError as exc:
         raise InputError(f"{file}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     if not isinstance(data, list) or not data:

@@ -90,15 +90,20 @@ def problem_from_json(record: Any, where: str) -> Problem:
                    _strings(record.get("aliases", []), where, "aliases", allow_empty=True), split, cue, meta)
 
 
-def read_problems(path: str | Path) -> list[Problem]:
-    """Problems from a JSONL file (one object per line; blank lines ignored); ids must be unique."""
-    file = Path(path)
+def read_text(file: Path) -> str:
+    """A user's file as UTF-8 text; ``InputError`` naming the path and the cause otherwise."""
     try:
-        text = file.read_text(encoding="utf-8")
+        return file.read_text(encoding="utf-8")
     except OSError as exc:
         raise InputError(f"{file}: cannot read ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
         raise InputError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def read_problems(path: str | Path) -> list[Problem]:
+    """Problems from a JSONL file (one object per line; blank lines ignored); ids must be unique."""
+    file = Path(path)
+    text = read_text(file)
     problems: list[Problem] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

@@ -24,7 +24,7 @@ from realstate.agents import run_agent
 from realstate.bench import controls
 from realstate.bench.conditions import Cell, References, assemble, cell_rows
 from realstate.bench.decoding import decode_rows
-from realstate.bench.prompts import TextCodec, agent_text, codec_for
+from realstate.bench.prompts import agent_text, codec_for
 from realstate.bench.selection import load_problems, source_of
 from realstate.bench.settings import BenchSettings
 from realstate.bench.structural import structural_results

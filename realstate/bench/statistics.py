@@ -89,7 +89,8 @@ class Tost:
 
     def to_json(self) -> dict[str, float | int]:
         return {"mean_difference": round(self.mean_difference, 6), "margin": self.margin,
-                "p_lower": round(self.p_lower, 6), "p_upper": round(self.p_upper, 6), "p": round(self.p, 6), "n": self.n}
+                "p_lower": round(self.p_lower, 6), "p_upper": round(self.p_upper, 6), "p": round(self.p, 6),
+                "n": self.n}
 
 
 def tost_paired(differences: Sequence[float], margin: float) -> Tost:

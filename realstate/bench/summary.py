@@ -89,14 +89,16 @@ def cell_matrix(records: Sequence[dict[str, Any]], fixed: dict[tuple[int, int], 
     return np.asarray(rows, dtype=float).reshape(len(rows), len(CONDITIONS))
 
 
+def _canonical_minus_best(matrix: np.ndarray) -> np.ndarray:
+    return matrix[:, CONDITIONS.index("canonical")] - matrix[:, CONDITIONS.index("bag-best-fixed")]
+
+
 def _intervals(matrix: np.ndarray, resamples: int, seed: int, label: str) -> dict[str, Any]:
     return {c: i.to_json() for c, i in zip(CONDITIONS, paired_bootstrap(matrix, resamples, _seed(seed, label)))}
 
 
 def _difference(matrix: np.ndarray, resamples: int, seed: int, label: str) -> dict[str, Any]:
-    canonical = matrix[:, CONDITIONS.index("canonical")]
-    best = matrix[:, CONDITIONS.index("bag-best-fixed")]
-    interval = paired_bootstrap((canonical - best)[:, None], resamples, _seed(seed, label))[0]
+    interval = paired_bootstrap(_canonical_minus_best(matrix)[:, None], resamples, _seed(seed, label))[0]
     return interval.to_json()
 
 
@@ -119,7 +121,7 @@ def summarize(records: Sequence[dict[str, Any]], resamples: int, seed: int, marg
             "order_flip_rate": float(np.mean([flipped(r) for r in members])),
             "mcnemar_vs_each_fixed_order": {name: {**t.to_json(), "p_holm_over_orders": round(a, 6)}
                                             for (name, t), a in zip(tests.items(), adjusted)},
-            "tost_vs_best_fixed": tost_paired(matrix[picks, 0] - matrix[picks, 1], margin).to_json(),
+            "tost_vs_best_fixed": tost_paired(_canonical_minus_best(matrix[picks]), margin).to_json(),
         })
     families = _family_tests(records, matrix, canonical, resamples, seed, margin)
     by_family_budget = []
@@ -132,7 +134,7 @@ def summarize(records: Sequence[dict[str, Any]], resamples: int, seed: int, marg
         "conditions": list(CONDITIONS),
         "overall": {"cells": len(records), "accuracy": _intervals(matrix, resamples, seed, "overall"),
                     "canonical_minus_best_fixed": _difference(matrix, resamples, seed, "diff overall"),
-                    "tost_vs_best_fixed": tost_paired(matrix[:, 0] - matrix[:, 1], margin).to_json(),
+                    "tost_vs_best_fixed": tost_paired(_canonical_minus_best(matrix), margin).to_json(),
                     "order_flip_rate": float(np.mean([flipped(r) for r in records])) if records else float("nan")},
         "regimes": regimes, "families": families, "by_family_and_budget": by_family_budget,
         "tost_margin": margin, "alpha": ALPHA,
