@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-PACKAGES = ("spec", "proofs", "modelcheck", "realstate", "canonmerge", "audit")
+PACKAGES = ("spec", "proofs", "modelcheck", "realstate", "canonmerge", "audit", "oracle")
 
 
 class PatchError(ValueError):

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import os
 import sys
 import time
 from types import ModuleType
+from typing import NoReturn
 
 from rich.console import Console
 from rich.markup import escape
@@ -18,6 +20,7 @@ from rich.markup import escape
 from canonmerge.environment import describe_environment
 from canonmerge.printing import json_report, print_part, results_table
 from canonmerge.progress import ProgressPrinter
+from canonmerge.terminal import terminal_safe
 from spec import CLAIMS, ClaimResult, InputError, Outcome, PartReport, exit_code_for
 
 # subcommand -> (module implementing it, one-line help)
@@ -29,10 +32,18 @@ PART_COMMANDS: dict[str, tuple[str, str]] = {
                   "bit-for-bit replay of the claims on real transformers Qwen3 caches"),
 }
 PART_OF = {"prove": "proofs", "check": "modelcheck", "realstate": "realstate"}
+# commands that report claims like a part but are not run by ``verify`` (processes, minutes)
+CHECK_COMMANDS: dict[str, tuple[str, str]] = {
+    "soak": ("canonmerge.commands.soak",
+             "replicas in real processes converge under injected faults (kills, endpoint restarts, torn uploads)"),
+    "replicate": ("canonmerge.commands.replicate",
+                  "distributed replay of C7: torch.distributed ranks merge in their own orders, one digest"),
+}
 TOOL_COMMANDS: dict[str, tuple[str, str]] = {
     "fragment": ("canonmerge.commands.fragment", "inspect and validate fragment files"),
     "store": ("canonmerge.commands.store", "replica stores: put, list, merge, render"),
     "bench": ("canonmerge.commands.bench", "accuracy benchmark: CanonicalMerge vs BagMerge orders, references, controls"),
+    "claims": ("canonmerge.commands.claims", "the claim index: every check each part registers, under its claim"),
 }
 
 
@@ -54,13 +65,59 @@ def _not_built(part: str) -> PartReport:
     return PartReport(part=part, results=results, notes=[f"part '{part}' is not built yet"])
 
 
+class UsageError(InputError):
+    """A command line argparse refused; carries the usage text of the (sub)command."""
+
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so that ``main`` reports every error the same
+    way (exit 2, and a JSON document when ``--json`` was asked for).  Sub-parsers inherit it."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: error: {message}", self.format_usage())
+
+
+def error_message(exc: BaseException) -> str:
+    """One line naming what is wrong: an ``InputError``'s own message, or for an OS error the
+    path(s) and the cause (``strerror``), never a traceback."""
+    if isinstance(exc, OSError):
+        cause = exc.strerror or str(exc) or type(exc).__name__
+        paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+        return f"{' -> '.join(paths)}: {cause}" if paths else cause
+    return str(exc)
+
+
+def error_document(command: str, exc: BaseException) -> str:
+    kind = "usage" if isinstance(exc, UsageError) else "os" if isinstance(exc, OSError) else "input"
+    return json.dumps({"command": command, "exit_code": 2,
+                       "error": {"kind": kind, "message": error_message(exc)}}, indent=2)
+
+
+def report_error(command: str, exc: BaseException, as_json: bool) -> int:
+    """The one place an error becomes exit 2: a message on stderr, or a JSON document on stdout
+    with ``--json``.  Messages are made terminal-safe (paths may hold control characters)."""
+    if as_json:
+        print(error_document(command, exc))
+    elif isinstance(exc, UsageError):  # exactly what argparse does, exit status included
+        for line in exc.usage.rstrip("\n").splitlines() + [str(exc)]:
+            print(terminal_safe(line), file=sys.stderr)
+        raise SystemExit(2)
+    else:
+        print(f"canonmerge {command}: error: {terminal_safe(error_message(exc))}", file=sys.stderr)
+    return 2
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="canonmerge",
         description="Order-independent KV-cache merging for multi-agent LLMs, proved and checked.",
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, (module_name, help_text) in {**PART_COMMANDS, **TOOL_COMMANDS}.items():
+    for name, (module_name, help_text) in {**PART_COMMANDS, **CHECK_COMMANDS, **TOOL_COMMANDS}.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
         module = _load(module_name)
         if module is not None:
@@ -85,15 +142,20 @@ def _run_part(name: str, args: argparse.Namespace | None, progress: ProgressPrin
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in argv
+    command = next((a for a in argv if not a.startswith("-")), "")
     try:
         return _main(argv)
     except BrokenPipeError:
         # the reader went away (``| head``): silence the rest, as the Python docs advise
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except (InputError, OSError) as exc:
+        return report_error(command, exc, as_json)
 
 
-def _main(argv: list[str] | None) -> int:
+def _main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     console = Console(width=None if sys.stdout.isatty() else 140)
@@ -106,11 +168,17 @@ def _main(argv: list[str] | None) -> int:
                     print(f"canonmerge {args.command}: not built yet", file=sys.stderr)
                     return 2
                 return int(args._module.run(args, console))
+            elif args.command in CHECK_COMMANDS:
+                started = time.perf_counter()
+                reports = [args._module.run(args, progress)]
+                reports[0].seconds = time.perf_counter() - started
             else:
                 reports = [_run_part(args.command, args, progress)]
-        except InputError as exc:
-            print(f"canonmerge {args.command}: error: {exc}", file=sys.stderr)
-            return 2
+        except (InputError, OSError) as exc:
+            if isinstance(exc, BrokenPipeError):
+                raise
+            command = args.command + (f" {args.action}" if getattr(args, "action", None) else "")
+            return report_error(command, exc, bool(getattr(args, "json", False)))
     results = [r for rep in reports for r in rep.results]
     code = exit_code_for(results)
     if args.json:

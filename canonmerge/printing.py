@@ -9,18 +9,25 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table as RichTable
 
+from canonmerge.terminal import terminal_safe
 from spec import CLAIMS, ClaimResult, Outcome, PartReport, Table
 
 _STYLE = {Outcome.HOLDS: "green", Outcome.FAILS: "bold red", Outcome.UNKNOWN: "yellow",
           Outcome.NOT_BUILT: "magenta"}
 
 
+def literal(text: str) -> str:
+    """``text`` as it is: rich markup escaped, control characters shown as escapes (paths and
+    names from users and peers may hold ``[red]`` or ``ESC``)."""
+    return escape(terminal_safe(text))
+
+
 def print_table(console: Console, table: Table) -> None:
-    out = RichTable(title=table.title, title_justify="left")
+    out = RichTable(title=literal(table.title), title_justify="left")
     for column in table.columns:
-        out.add_column(column)
+        out.add_column(literal(column))
     for row in table.rows:
-        out.add_row(*(escape(cell) for cell in row))
+        out.add_row(*(literal(cell) for cell in row))
     console.print(out)
 
 
@@ -30,7 +37,7 @@ def results_table(title: str, results: list[ClaimResult]) -> RichTable:
         out.add_column(column)
     for r in results:
         style = _STYLE[r.outcome]
-        out.add_row(r.claim, r.part, escape(r.check), f"[{style}]{r.outcome.value}[/]", escape(r.figure),
+        out.add_row(r.claim, r.part, literal(r.check), f"[{style}]{r.outcome.value}[/]", literal(r.figure),
                     f"{r.seconds:.2f}s")
     return out
 
@@ -40,7 +47,7 @@ def print_part(console: Console, report: PartReport) -> None:
         print_table(console, table)
     console.print(results_table(f"{report.part}: claims", report.results))
     for note in report.notes:
-        console.print(f"note: {escape(note)}")
+        console.print(f"note: {literal(note)}")
 
 
 def claims_summary(results: list[ClaimResult]) -> list[dict[str, Any]]:

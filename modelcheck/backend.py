@@ -57,6 +57,7 @@ class Universe:
     description: str
     geometry: Geometry
     fragments: tuple[FragmentDesc, ...]
+    base: int = 0  # where renders of this universe start (non-zero catches a render ignoring base)
 
 
 F = TypeVar("F")
@@ -100,11 +101,20 @@ class Backend(Protocol[F, S]):
     def render_order(self, state: S) -> list[bytes]:
         """Content ids in the order the canonical render lays the fragments out."""
 
-    def render_digest(self, state: S) -> str:
-        """SHA-256 hex of the canonical render of ``state`` (the real render, every call)."""
+    def order_of(self, fragments: Sequence[F]) -> list[bytes]:
+        """Content ids in the order the render's own sort puts ``fragments`` (given in this
+        input order) — the sort driven directly, not through a state's iteration."""
 
-    def bag_digest(self, fragments: Sequence[F]) -> str:
-        """SHA-256 hex of BagMerge of ``fragments`` in list order, duplicates kept."""
+    def render_digest(self, state: S, base: int = 0) -> str:
+        """SHA-256 hex of the canonical render of ``state`` at ``base`` (the real render, every call)."""
+
+    def bag_digest(self, fragments: Sequence[F], base: int = 0) -> str:
+        """SHA-256 hex of BagMerge of ``fragments`` in list order at ``base``, duplicates kept."""
+
+    # Optional, for the byte oracle (a backend without them is not compared with oracle/):
+    #   fingerprint_digest(geometry) -> bytes            the 32-byte digest its content ids frame
+    #   render_bytes(state, base) -> oracle.RenderBytes  its canonical render, as bytes
+    #   bag_bytes(fragments, base) -> oracle.RenderBytes its BagMerge, as bytes
 
     def render_as_fragment(self, fragments: Sequence[F]) -> F:
         """BagMerge of ``fragments`` in list order, packaged as a new fragment at start 0.

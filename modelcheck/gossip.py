@@ -10,7 +10,12 @@ publications, and the multisets of messages) checks, at every reachable state, t
 holding equal sets render byte-identically, and that a fair exchange from that state (finish
 publishing, flush every message, then everyone sends to everyone and all of it is delivered)
 brings every replica to one render, equal to the render of the union.  BFS parent pointers give
-the shortest trace to the first violation."""
+the shortest trace to the first violation.
+
+Renders are never memoized by set: two replicas holding equal sets are compared through two
+render calls on their own state objects (a memo keyed by the set would compare an entry with
+itself, and a render whose bytes depend on how a state was built, or on the call, would pass).
+The only memo is by state *object*, so one object is not rendered twice."""
 
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from typing import Any
 from modelcheck.backend import Backend, Universe
 from modelcheck.trace import make_trace
 from spec import InputError, Progress, no_progress
+from spec.fragment_set import current_iteration_order
 
 Action = tuple  # ("publish", f) | ("send", s, d) | (verb, message key), verb in deliver/duplicate/drop/resend
 
@@ -85,22 +91,24 @@ class _World:
     def __init__(self, backend: Backend, universe: Universe, config: GossipConfig) -> None:
         self.backend, self.config = backend, config
         self.objects = [backend.build(universe.geometry, d) for d in universe.fragments[:config.fragments]]
-        self._renders: dict[Hashable, str] = {}
-        self._keys: dict[int, Hashable] = {}
+        self.base = universe.base
+        self._renders: dict[int, tuple[Any, str]] = {}   # id(state) -> (state kept alive, digest)
+        self.render_calls = 0
 
     def key_of(self, state: Any) -> Hashable:
         return None if state is None else self.backend.state_key(state)
 
     def render(self, state: Any) -> str:
-        """Render digest, memoized by the complete state key."""
-        k = self.key_of(state)
-        if k not in self._renders:
-            self._renders[k] = self.backend.render_digest(state)
-        return self._renders[k]
+        """Render digest of this state object (one call per object, never shared by set)."""
+        hit = self._renders.get(id(state))
+        if hit is None or hit[0] is not state:
+            self.render_calls += 1
+            hit = self._renders[id(state)] = (state, self.backend.render_digest(state, self.base))
+        return hit[1]
 
     @property
     def renders(self) -> int:
-        return len(self._renders)
+        return self.render_calls
 
     def join(self, a: Any, b: Any) -> Any:
         return b if a is None else self.backend.merge(a, b)
@@ -213,7 +221,6 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
     parent: dict[Hashable, tuple[Hashable, Action] | None] = {root_key: None}
     depth = {root_key: 0}
     queue = deque([root_key])
-    converges: dict[Hashable, bool] = {}
 
     def check(key: Hashable) -> bool:
         n = nodes[key]
@@ -227,11 +234,8 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
             return True
         flushed, _ = world.run_actions(n, world.flush(n))
         result.fair_exchanges += 1
-        after_flush = tuple(world.key_of(s) for s in flushed.states)
-        if after_flush not in converges:  # a function of the complete state keys, so memoizable
-            end, _ = world.run_actions(flushed, world.all_to_all(flushed))
-            converges[after_flush] = world.converged(end, union)
-        if not converges[after_flush]:
+        end, _ = world.run_actions(flushed, world.all_to_all(flushed))
+        if not world.converged(end, union):
             result.kind = "fair-exchange"
             result.violation = _trace(world, universe, nodes, parent, key, world.fair_exchange(n), None,
                                       backend_name, mutant)
@@ -330,4 +334,5 @@ def _trace(world: _World, universe: Universe, nodes: dict, parent: dict, key: Ha
                       mutant=mutant, universe=universe.name, geometry=universe.geometry,
                       fragments={i: universe.fragments[i] for i in range(c.fragments)}, ops=ops,
                       expect=expect, expected=expected, observed=observed, note=note,
-                      gossip={"replicas": c.replicas})
+                      gossip={"replicas": c.replicas}, base=world.base,
+                      iteration=current_iteration_order())

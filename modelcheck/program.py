@@ -27,12 +27,15 @@ OPS: dict[str, dict[str, str]] = {
     "join_abstract": {"left": "ref", "right": "ref"},
     "render_order": {"of": "ref"},
     "canonical_order": {"of": "refs"},
+    "order_of": {"of": "refs"},
+    "oracle_mismatch": {"of": "ref", "fragments": "refs", "mode": "mode"},
 }
 # expectation kind -> its fields
 EXPECTATIONS: dict[str, dict[str, str]] = {
     "equal": {"left": "ref", "right": "ref"},
     "one_of": {"value": "ref", "among": "refs"},
     "subset": {"left": "ref", "right": "ref"},
+    "empty": {"value": "ref"},
 }
 
 
@@ -88,6 +91,18 @@ class ProgramBuilder:
     def canonical_order(self, of: Sequence[int]) -> int:
         return self._op("canonical_order", of=list(of))
 
+    def oracle_mismatch(self, of: int, fragments: Sequence[int], mode: str = "canonical") -> int:
+        """The first difference between the backend's render of state ``of`` (``mode`` canonical)
+        or BagMerge of ``fragments`` (``mode`` bag) and the oracle's render; "" if none."""
+        return self._op("oracle_mismatch", of=of, fragments=list(fragments), mode=mode)
+
+    def expect_empty(self, value: int) -> None:
+        self.expect.append({"kind": "empty", "value": value})
+
+    def order_of(self, of: Sequence[int]) -> int:
+        """The engine's own sort applied to these fragments in this input order."""
+        return self._op("order_of", of=list(of))
+
     def state(self, expr: Expr) -> int:
         """Compile a schedule: a leaf is a singleton of the fragment (or of a fresh copy)."""
         if isinstance(expr, Leaf):
@@ -106,14 +121,16 @@ class ProgramBuilder:
 
 
 def run_program(backend: Backend, geometry: Geometry, descs: Mapping[int, FragmentDesc],
-                ops: Sequence[Mapping[str, Any]]) -> list[Any]:
-    """Execute ``ops`` (already validated) and return every value."""
+                ops: Sequence[Mapping[str, Any]], base: int = 0) -> list[Any]:
+    """Execute ``ops`` (already validated) and return every value; renders start at ``base``."""
     values: list[Any] = []
+    descs_of: dict[int, FragmentDesc] = {}   # value number of a fragment op -> its description
     for op in ops:
         name = op["op"]
         get: Callable[[str], Any] = lambda field: values[op[field]]  # noqa: E731
         if name == "fragment":
             v: Any = backend.build(geometry, descs[op["index"]])
+            descs_of[len(values)] = descs[op["index"]]
         elif name == "copy":
             v = backend.copy(get("of"))
         elif name == "singleton":
@@ -121,9 +138,9 @@ def run_program(backend: Backend, geometry: Geometry, descs: Mapping[int, Fragme
         elif name == "merge":
             v = backend.merge(get("left"), get("right"))
         elif name == "render":
-            v = backend.render_digest(get("of"))
+            v = backend.render_digest(get("of"), base)
         elif name == "bag":
-            v = backend.bag_digest([values[k] for k in op["of"]])
+            v = backend.bag_digest([values[k] for k in op["of"]], base)
         elif name == "abstract":
             v = backend.abstract(get("of"))
         elif name == "join_abstract":
@@ -133,6 +150,16 @@ def run_program(backend: Backend, geometry: Geometry, descs: Mapping[int, Fragme
         elif name == "canonical_order":
             frags = [values[k] for k in op["of"]]
             v = [backend.content_id(f).hex() for f in canonical_order(frags, backend.order_key)]
+        elif name == "oracle_mismatch":
+            from modelcheck.oracle_link import mismatch_text
+
+            if any(k not in descs_of for k in op["fragments"]):
+                raise ValueError("oracle_mismatch: every listed value must be a fragment op")
+            frags = [values[k] for k in op["fragments"]]
+            v = mismatch_text(backend, geometry, [descs_of[k] for k in op["fragments"]], get("of"), frags,
+                              op["mode"], base)
+        elif name == "order_of":
+            v = [cid.hex() for cid in backend.order_of([values[k] for k in op["of"]])]
         else:  # validated before; kept as a guard
             raise ValueError(f"unknown op {name!r}")
         values.append(v)
@@ -163,6 +190,9 @@ def failed_expectations(expect: Sequence[Mapping[str, Any]], values: Sequence[An
             value, among = values[e["value"]], [values[k] for k in e["among"]]
             if value not in among:
                 failed.append((e, " or ".join(show(a) for a in among), show(value)))
+        elif e["kind"] == "empty":
+            if values[e["value"]]:
+                failed.append((e, "the oracle's bytes", str(values[e["value"]])))
         elif e["kind"] == "subset":
             left, right = values[e["left"]], values[e["right"]]
             if not left <= right:

@@ -17,6 +17,7 @@ from typing import Any
 
 from modelcheck import enumerate as en
 from modelcheck.backend import DTYPE_BITS, Backend, FragmentDesc, Geometry, Universe
+from modelcheck import properties as P
 from modelcheck.checks import Tallies, UniverseCheck
 from modelcheck.enumerate import Expr, Join, Leaf
 from modelcheck.program import evaluate
@@ -36,6 +37,7 @@ class RandomizedResult:
     orderings: int = 0
     largest: int = 0
     failing_n: int = 0
+    failing_check: str = ""
     seconds: float = 0.0
     trace: dict[str, Any] | None = None
 
@@ -148,6 +150,7 @@ def run_randomized(backend: Backend, geometry: Geometry, examples: int, *, max_n
         result.failing_n = len(found.descs)
         u = Universe("randomized", "fragments drawn by Hypothesis", geometry, tuple(found.descs))
         uc = UniverseCheck(backend, u, Tallies(), backend_name=backend_name, mutant=mutant)
-        result.trace = uc.c3_trace(found.check, found.ref, found.bad)
+        result.failing_check = found.check
+        result.trace = uc.c3_trace(P.RANDOMIZED, found.ref, found.bad)
     result.seconds = time.perf_counter() - started
     return result

@@ -121,17 +121,20 @@ class ReferenceBackend:
     def render_order(self, state: FragmentSet[RefFragment]) -> list[bytes]:
         return [self.content_id(f) for f in self._ordered(state)]
 
-    def render_digest(self, state: FragmentSet[RefFragment]) -> str:
-        return self.bag_digest(self._ordered(state))
+    def order_of(self, fragments: Sequence[RefFragment]) -> list[bytes]:
+        return [self.content_id(f) for f in canonical_order(list(fragments), self.order_key)]
 
-    def bag_digest(self, fragments: Sequence[RefFragment]) -> str:
+    def render_digest(self, state: FragmentSet[RefFragment], base: int = 0) -> str:
+        return self.bag_digest(self._ordered(state), base)
+
+    def bag_digest(self, fragments: Sequence[RefFragment], base: int = 0) -> str:
         if not fragments:
             raise ValueError("nothing to render: no fragments")
         g = fragments[0].geometry
         if any(f.geometry != g for f in fragments):
             raise ValueError("fragments with different geometries never merge")
         h = hashlib.sha256(_RENDER_MAGIC + _encode_geometry(g))
-        offset = 0
+        offset = base
         for f in fragments:
             h.update(struct.pack("<q", offset) + _encode_desc(g, f.desc))
             offset += f.desc.tokens

@@ -1,8 +1,9 @@
 """Re-execute a saved counterexample trace on a backend and say whether the violation reproduces.
 
-The backend is wrapped in the mutant the trace names, so a trace from ``--plant`` replays the
-same bug.  Digests are compared with the recorded ones too: a different backend (or a changed
-render) can reproduce the violation with other bytes, and the report says so."""
+The caller passes the backend to replay on (the CLI rebuilds realstate's backend with the planted
+engine the trace names).  Renders use the trace's base position and FragmentSet iteration order.
+Digests are compared with the recorded ones too: a different backend (or a changed render) can
+reproduce the violation with other bytes, and the report says so."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelcheck.backend import Backend
-from modelcheck.mutants import base_backend, plant
 from modelcheck.program import failed_expectations, run_program
 from modelcheck.trace import fragments_of
+from spec.fragment_set import iteration_order, reseed_shuffle
 
 
 @dataclass
@@ -62,6 +63,7 @@ def replay_gossip_ops(backend: Backend, objects: Mapping[int, Any] | Sequence[An
 
 def _replay_gossip(backend: Backend, trace: dict[str, Any], objects: dict[int, Any]) -> tuple[bool, str, str]:
     states = replay_gossip_ops(backend, objects, trace["ops"], trace["gossip"]["replicas"])
+    base = trace.get("base", 0)
     expect = trace["expect"][0]
     if expect["kind"] == "same_set_same_render":
         i, j = expect["replicas"]
@@ -69,37 +71,37 @@ def _replay_gossip(backend: Backend, trace: dict[str, Any], objects: dict[int, A
             return False, "", "a replica holds nothing"
         if backend.abstract(states[i]) != backend.abstract(states[j]):
             return False, "", "the replicas hold different sets"
-        a, b = backend.render_digest(states[i]), backend.render_digest(states[j])
+        a, b = backend.render_digest(states[i], base), backend.render_digest(states[j], base)
         return a != b, a, b
     union = None
     for i in sorted(objects):
         union = _join(backend, union, backend.singleton(objects[i]))
-    want = backend.render_digest(union)
+    want = backend.render_digest(union, base)
     for s in states:
-        got = "(holds nothing)" if s is None else backend.render_digest(s)
+        got = "(holds nothing)" if s is None else backend.render_digest(s, base)
         if got != want:
             return True, want, got
     return False, want, want
 
 
 def replay(trace: dict[str, Any], backend: Backend) -> ReplayResult:
-    """Replay a validated trace on ``backend`` (a correct backend; the trace's mutant is planted)."""
-    base, _ = base_backend(backend)
+    """Replay a validated trace on ``backend`` (built by the caller, with the trace's mutant)."""
     notes = []
-    if base.name != trace["backend"]:
-        notes.append(f"trace was recorded on backend {trace['backend']!r}; replaying on {base.name!r} "
+    if backend.name != trace["backend"]:
+        notes.append(f"trace was recorded on backend {trace['backend']!r}; replaying on {backend.name!r} "
                      "(the digests will differ; the violation may still reproduce)")
-    planted = plant(base, trace["mutant"])
     geometry, descs = fragments_of(trace)
     try:
-        if trace["kind"] == "gossip":
-            objects = {i: planted.build(geometry, d) for i, d in descs.items()}
-            reproduced, expected, observed = _replay_gossip(planted, trace, objects)
-        else:
-            values = run_program(planted, geometry, descs, trace["ops"])
-            failed = failed_expectations(trace["expect"], values)
-            reproduced = bool(failed)
-            expected, observed = (failed[0][1], failed[0][2]) if failed else ("", "")
+        with iteration_order(trace.get("iteration", "id")):
+            if trace["kind"] == "gossip":
+                objects = {i: backend.build(geometry, d) for i, d in descs.items()}
+                reproduced, expected, observed = _replay_gossip(backend, trace, objects)
+            else:
+                reseed_shuffle("program")
+                values = run_program(backend, geometry, descs, trace["ops"], trace.get("base", 0))
+                failed = failed_expectations(trace["expect"], values)
+                reproduced = bool(failed)
+                expected, observed = (failed[0][1], failed[0][2]) if failed else ("", "")
     except ValueError as exc:
         from spec import InputError
 

@@ -1,29 +1,33 @@
-"""``modelcheck.run``: every check on every selected universe, plus gossip and the randomized mode,
-gathered into one ``PartReport`` (one ``ClaimResult`` per claim and check)."""
+"""``modelcheck.run``: the selected checks on every selected universe, plus gossip and the
+randomized mode, gathered into one ``PartReport`` — one row per registered check
+(``modelcheck.properties``) that ran, decided by its expectation (always / sometimes)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from modelcheck import enumerate as en
+from modelcheck import properties as P
 from modelcheck import trace as trace_io
 from modelcheck.backend import Backend, Universe
 from modelcheck.checks import Row, Tallies, Tally, UniverseCheck
 from modelcheck.gossip import GossipConfig, GossipResult, explore
-from modelcheck.mutants import base_backend
 from modelcheck.universes import select
-from spec import ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress
+from spec import Check, ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress
+from spec.fragment_set import ITERATION_ORDERS, iteration_order
 
-PART = "modelcheck"
+PART = P.PART
 MAX_EXHAUSTIVE_ARITY = 5
 MAX_REDELIVERIES = 3
 DEFAULT_IN_FLIGHT = 2
 DEFAULT_MAX_STATES = 200_000
+DEFAULT_ITERATION = "arrival"
 
 
-def _validate(max_arity: int, redeliveries: int, randomized: int) -> None:
+def _validate(max_arity: int, redeliveries: int, randomized: int, iteration: str) -> None:
     if not isinstance(max_arity, int) or not 1 <= max_arity <= MAX_EXHAUSTIVE_ARITY:
         raise InputError(f"--max-arity must be 1..{MAX_EXHAUSTIVE_ARITY} (exhaustive); got {max_arity}. "
                          "For larger N use --randomized K (Hypothesis, N up to 64)")
@@ -31,6 +35,8 @@ def _validate(max_arity: int, redeliveries: int, randomized: int) -> None:
         raise InputError(f"--redeliveries must be 0..{MAX_REDELIVERIES}; got {redeliveries}")
     if not isinstance(randomized, int) or not 0 <= randomized <= 100_000:
         raise InputError(f"--randomized must be 0..100000 examples; got {randomized}")
+    if iteration not in ITERATION_ORDERS:
+        raise InputError(f"--iteration must be one of {', '.join(ITERATION_ORDERS)}; got {iteration!r}")
 
 
 def _gossip_universe(universes: list[Universe], name: str | None) -> Universe:
@@ -54,23 +60,10 @@ def _record(traces: list[dict[str, Any]], trace_dir: Path | None, notes: list[st
 
 
 def _tally_result(t: Tally, trace_dir: Path | None, notes: list[str]) -> ClaimResult:
-    if t.claim == "C4":   # existential: holds when a witness exists
-        witnesses = t.extra.get("witnesses", 0)
-        outcome = Outcome.HOLDS if witnesses else Outcome.FAILS
-        figure = (f"{witnesses:,} witness set(s) / {t.checked:,} {t.unit}" if witnesses
-                  else f"no witness in {t.checked:,} {t.unit}")
-        return ClaimResult(t.claim, PART, t.check, outcome, figure, t.seconds,
-                           {"checked": t.checked, "unit": t.unit, **t.extra})
-    outcome = Outcome.FAILS if t.violations else Outcome.HOLDS
-    if "max digests per set" in t.extra:
-        digests = t.extra["max digests per set"]
-        figure = f"{digests} digest{'s' if digests != 1 else ''} per set / {t.checked:,} {t.unit}"
-    else:
-        figure = f"{t.violations:,} violation(s) / {t.checked:,} {t.unit}"
-    details: dict[str, Any] = {"checked": t.checked, "unit": t.unit, "violations": t.violations, **t.extra}
+    details: dict[str, Any] = dict(t.details)
     if t.traces:
         details["traces"] = _record(t.traces, trace_dir, notes)
-    return ClaimResult(t.claim, PART, t.check, outcome, figure, t.seconds, details)
+    return t.check.tally(t.checked, t.found, t.unit, t.seconds, figure=t.figure(), **details)
 
 
 def _universe_table(u: Universe, rows: list[Row]) -> Table:
@@ -84,7 +77,8 @@ def _universe_table(u: Universe, rows: list[Row]) -> Table:
     return table
 
 
-def _gossip_results(g: GossipResult, trace_dir: Path | None, notes: list[str]) -> list[ClaimResult]:
+def _gossip_results(g: GossipResult, chosen: frozenset[Check], trace_dir: Path | None,
+                    notes: list[str]) -> list[ClaimResult]:
     c = g.config
     bound = "" if g.exhaustive else " (bounded)"
     details = {"universe": g.universe, "replicas": c.replicas, "fragments": c.fragments,
@@ -95,17 +89,20 @@ def _gossip_results(g: GossipResult, trace_dir: Path | None, notes: list[str]) -
         notes.append(f"gossip exploration hit its bound ({c.max_states:,} states"
                      + (f", depth {c.max_depth}" if c.max_depth is not None else "") + "): not exhaustive")
     results = []
-    for kind, check in (("same-set", "gossip: equal sets render equal"),
-                        ("fair-exchange", "gossip: fair exchange converges")):
+    for kind, check in (("same-set", P.GOSSIP_SAME_SET), ("fair-exchange", P.GOSSIP_FAIR)):
+        if check not in chosen:
+            continue
         d = dict(details)
         if g.violation is not None and g.kind == kind:
             d["traces"] = _record([g.violation], trace_dir, notes)
-            outcome, figure = Outcome.FAILS, f"violation at depth {g.violation_depth} ({g.states:,} states seen)"
+            results.append(check.result(Outcome.FAILS, f"violation at depth {g.violation_depth} "
+                                        f"({g.states:,} states seen)", g.seconds, **d))
         elif g.violation is not None:
-            outcome, figure = Outcome.UNKNOWN, "not finished: exploration stopped at a violation"
+            results.append(check.result(Outcome.UNKNOWN, "not finished: exploration stopped at a violation",
+                                        g.seconds, **d))
         else:
-            outcome, figure = Outcome.HOLDS, f"0 violations / {g.states:,} states{bound}"
-        results.append(ClaimResult("C7", PART, check, outcome, figure, g.seconds, d))
+            results.append(check.tally(g.states, 0, "states", g.seconds,
+                                       figure=f"0 violations / {g.states:,} states{bound}", **d))
     return results
 
 
@@ -114,75 +111,88 @@ def run(backend: Backend, *, max_arity: int = MAX_EXHAUSTIVE_ARITY, universes: l
         randomized: int = 0, redeliveries: int = 1, gossip: bool = True,
         gossip_universe: str | None = None, max_states: int = DEFAULT_MAX_STATES,
         max_depth: int | None = None, trace_dir: Path | None = None,
+        checks: Iterable[Check] | None = None, iteration: str = DEFAULT_ITERATION,
         progress: Progress = no_progress) -> PartReport:
     """Check C1–C4, C6 and C7 on ``backend`` and return the report.
 
-    ``backend`` may be a mutant (``modelcheck.mutants.plant``); traces then record its name.
+    ``checks`` selects registered checks (default: all of ``modelcheck.properties``);
+    ``iteration`` is the FragmentSet iteration order the states use while checking (``arrival``
+    by default, so that a render which forgets to sort cannot hide behind id-ordered iteration).
+    ``backend`` may carry a planted bug (its ``mutant`` attribute names it; traces record it).
     Traces are saved under ``trace_dir`` when given, else carried inline in the details."""
-    _validate(max_arity, redeliveries, randomized)
-    chosen = select(universes)
-    gossip_u = _gossip_universe(chosen, gossip_universe)
+    _validate(max_arity, redeliveries, randomized, iteration)
+    chosen = frozenset(P.ALL if checks is None else checks)
+    picked = select(universes)
+    gossip_u = _gossip_universe(picked, gossip_universe)
     config = GossipConfig(replicas=replicas, fragments=fragments, in_flight=in_flight,
                           max_states=max_states, max_depth=max_depth)
-    if gossip:
+    run_gossip = gossip and bool(chosen & set(P.GOSSIP))
+    if run_gossip:
         config.validate(gossip_u)
-    base, mutant = base_backend(backend)
+    mutant = getattr(backend, "mutant", None) or None
     started = time.perf_counter()
     report = PartReport(part=PART)
     tallies = Tallies()
     renders = 0
-    for k, u in enumerate(chosen):
-        progress("modelcheck universes", k, len(chosen))
-        uc = UniverseCheck(backend, u, tallies, backend_name=base.name, mutant=mutant,
-                           redeliveries=redeliveries, progress=progress)
-        report.tables.append(_universe_table(u, uc.run(max_arity)))
-        renders += uc.renders
-    progress("modelcheck universes", len(chosen), len(chosen))
-    for t in tallies.values():
-        if t.checked:
-            report.results.append(_tally_result(t, trace_dir, report.notes))
-    if max_arity < 2:
-        report.notes.append("C4 needs N >= 2: BagMerge witnesses were not looked for at --max-arity 1")
-    orderings = sum(tallies[("C3", check)].checked for check in ("permutations", "merge trees", "re-deliveries")
-                    if ("C3", check) in tallies)
-    data: dict[str, Any] = {
-        "backend": base.name, "mutant": mutant, "max_arity": max_arity, "redeliveries": redeliveries,
-        "universes": [u.name for u in chosen], "renders": renders,
-        "counts_per_n": {n: {"permutations": en.permutation_count(n), "trees": en.tree_count(n),
-                             "re-deliveries": en.redelivery_count(n, redeliveries)}
-                         for n in range(1, max_arity + 1)},
-    }
-    if gossip:
-        g = explore(backend, gossip_u, config, backend_name=base.name, mutant=mutant, progress=progress)
-        report.results += _gossip_results(g, trace_dir, report.notes)
-        report.tables.append(Table("modelcheck gossip (C7): replicas over an unreliable network",
-                                   ["universe", "replicas", "fragments", "in-flight bound", "states",
-                                    "transitions", "depth", "renders", "exhaustive", "violations",
-                                    "seconds"],
-                                   [[g.universe, str(config.replicas), str(config.fragments),
-                                     str(config.in_flight), f"{g.states:,}", f"{g.transitions:,}",
-                                     str(g.depth), str(g.renders), "yes" if g.exhaustive else "no",
-                                     "1" if g.violation else "0", f"{g.seconds:.2f}"]]))
-        data["gossip"] = report.results[-1].details | {"seconds": round(g.seconds, 3)}
-    if randomized:
-        from modelcheck.randomized import run_randomized
-
-        geometry = select(["random"])[0].geometry
-        r = run_randomized(backend, geometry, randomized, backend_name=base.name, mutant=mutant,
-                           progress=progress)
-        details: dict[str, Any] = {"examples": r.examples, "orderings": r.orderings, "largest_n": r.largest}
-        if r.trace is not None:
-            details["traces"] = _record([r.trace], trace_dir, report.notes)
-        if r.trace is not None:
-            figure = (f"violation at N = {r.failing_n} (minimized to {len(r.trace['fragments'])}) "
-                      f"after {r.examples:,} passing examples")
-        else:
-            figure = f"1 digest per set / {r.examples:,} examples, N up to {r.largest}"
-        report.results.append(ClaimResult("C3", PART, "randomized N <= 64 (Hypothesis)",
-                                          Outcome.FAILS if r.trace else Outcome.HOLDS, figure,
-                                          r.seconds, details))
-        orderings += r.orderings
+    with iteration_order(iteration):
+        if chosen & set(P.EXHAUSTIVE):
+            for k, u in enumerate(picked):
+                progress("modelcheck universes", k, len(picked))
+                uc = UniverseCheck(backend, u, tallies, backend_name=backend.name, mutant=mutant,
+                                   redeliveries=redeliveries, progress=progress, selected=chosen)
+                report.tables.append(_universe_table(u, uc.run(max_arity)))
+                renders += uc.renders
+            progress("modelcheck universes", len(picked), len(picked))
+        for check in P.EXHAUSTIVE:
+            if check in tallies:
+                report.results.append(_tally_result(tallies[check], trace_dir, report.notes))
+        if max_arity < 2 and P.BAG_ORDER in chosen:
+            report.notes.append("C4 needs N >= 2: BagMerge witnesses were not looked for at --max-arity 1")
+        orderings = sum(tallies[c].checked for c in (P.PERMUTATIONS, P.MERGE_TREES, P.REDELIVERIES)
+                        if c in tallies)
+        data: dict[str, Any] = {
+            "backend": backend.name, "mutant": mutant, "max_arity": max_arity, "redeliveries": redeliveries,
+            "universes": [u.name for u in picked], "renders": renders, "iteration": iteration,
+            "checks": sorted(c.name for c in chosen),
+            "counts_per_n": {n: {"permutations": en.permutation_count(n), "trees": en.tree_count(n),
+                                 "re-deliveries": en.redelivery_count(n, redeliveries)}
+                             for n in range(1, max_arity + 1)},
+        }
+        if run_gossip:
+            g = explore(backend, gossip_u, config, backend_name=backend.name, mutant=mutant,
+                        progress=progress)
+            report.results += _gossip_results(g, chosen, trace_dir, report.notes)
+            report.tables.append(Table("modelcheck gossip (C7): replicas over an unreliable network",
+                                       ["universe", "replicas", "fragments", "in-flight bound", "states",
+                                        "transitions", "depth", "renders", "exhaustive", "violations",
+                                        "seconds"],
+                                       [[g.universe, str(config.replicas), str(config.fragments),
+                                         str(config.in_flight), f"{g.states:,}", f"{g.transitions:,}",
+                                         str(g.depth), f"{g.renders:,}", "yes" if g.exhaustive else "no",
+                                         "1" if g.violation else "0", f"{g.seconds:.2f}"]]))
+            data["gossip"] = report.results[-1].details | {"seconds": round(g.seconds, 3)}
+        if randomized and P.RANDOMIZED in chosen:
+            report.results.append(_randomized(backend, randomized, mutant, trace_dir, report.notes, progress))
+            orderings += report.results[-1].details["orderings"]
     data["orderings_checked"] = orderings
     report.data = data
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _randomized(backend: Backend, examples: int, mutant: str | None, trace_dir: Path | None,
+                notes: list[str], progress: Progress) -> ClaimResult:
+    from modelcheck.randomized import run_randomized
+
+    geometry = select(["random"])[0].geometry
+    r = run_randomized(backend, geometry, examples, backend_name=backend.name, mutant=mutant,
+                       progress=progress)
+    details: dict[str, Any] = {"examples": r.examples, "orderings": r.orderings, "largest_n": r.largest}
+    if r.trace is not None:
+        details["traces"] = _record([r.trace], trace_dir, notes)
+        figure = (f"violation in {r.failing_check} at N = {r.failing_n} (minimized to "
+                  f"{len(r.trace['fragments'])}) after {r.examples:,} passing examples")
+        return P.RANDOMIZED.result(Outcome.FAILS, figure, r.seconds, **details)
+    return P.RANDOMIZED.tally(r.examples, 0, "examples", r.seconds,
+                              figure=f"1 digest per set / {r.examples:,} examples, N up to {r.largest}",
+                              **details)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +39,9 @@ GOSSIP_EXPECTATIONS: dict[str, tuple[str, ...]] = {
 MAX_TRACE_BYTES = 16 * 1024 * 1024
 _REQUIRED = ("format", "version", "kind", "check", "claim", "backend", "mutant", "universe",
              "geometry", "fragments", "descs", "ops", "expect", "expected", "observed")
-_OPTIONAL = ("note", "gossip")
+_OPTIONAL = ("note", "gossip", "base", "iteration")
+ITERATIONS = ("id", "arrival", "shuffled")
+_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
 
 
 def geometry_to_json(g: Geometry) -> dict[str, Any]:
@@ -52,7 +56,8 @@ def desc_to_json(d: FragmentDesc) -> dict[str, Any]:
 def make_trace(*, kind: str, check: str, claim: str, backend: str, mutant: str | None,
                universe: str, geometry: Geometry, fragments: dict[int, FragmentDesc],
                ops: list[dict[str, Any]], expect: list[dict[str, Any]], expected: str,
-               observed: str, note: str = "", gossip: dict[str, Any] | None = None) -> dict[str, Any]:
+               observed: str, note: str = "", gossip: dict[str, Any] | None = None,
+               base: int = 0, iteration: str = "id") -> dict[str, Any]:
     indices = sorted(fragments)
     trace: dict[str, Any] = {
         "format": FORMAT, "version": VERSION, "kind": kind, "check": check, "claim": claim,
@@ -60,6 +65,7 @@ def make_trace(*, kind: str, check: str, claim: str, backend: str, mutant: str |
         "geometry": geometry_to_json(geometry), "fragments": indices,
         "descs": [desc_to_json(fragments[i]) for i in indices],
         "ops": ops, "expect": expect, "expected": expected, "observed": observed, "note": note,
+        "base": base, "iteration": iteration,
     }
     if gossip is not None:
         trace["gossip"] = gossip
@@ -67,14 +73,31 @@ def make_trace(*, kind: str, check: str, claim: str, backend: str, mutant: str |
     return validate(json.loads(json.dumps(trace, allow_nan=False)))
 
 
+# realstate.store_layout.MARKER_NAME (modelcheck does not import realstate; a test checks they agree)
+STORE_MARKER_NAME = "CANONMERGE_STORE"
+
+
 def save(trace: dict[str, Any], directory: Path) -> Path:
-    """Write ``trace`` under ``directory`` with a name that says what it is; returns the path."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """Write ``trace`` under ``directory`` with a name that says what it is; returns the path.
+    Written atomically (temporary file, rename) and never into a replica store, which must hold
+    only its own fragments."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{directory}: cannot create the trace directory: {exc.strerror or exc}") from None
+    if (directory / STORE_MARKER_NAME).exists():
+        raise InputError(f"{directory}: is a replica store; traces are never written into a store")
     text = json.dumps(trace, indent=1, allow_nan=False)
     slug = re.sub(r"[^a-z0-9]+", "-", f"{trace['claim']} {trace['check']}".lower()).strip("-")
     tag = hashlib.sha256(text.encode()).hexdigest()[:10]
     path = directory / f"{slug}-{trace['universe']}-{trace['mutant'] or 'no-mutant'}-{tag}.json"
-    path.write_text(text + "\n")
+    temp = directory / f".{path.name}.{os.getpid()}.tmp"
+    try:
+        temp.write_text(text + "\n")
+        os.replace(temp, path)
+    except OSError as exc:
+        temp.unlink(missing_ok=True)
+        raise InputError(f"{path}: cannot write the trace: {exc.strerror or exc}") from None
     return path
 
 
@@ -190,6 +213,9 @@ def _program_ops(ops: list[Any], fragments: set[int]) -> None:
                     raise _fail(f"{where}.{name}", f"fragment {op[name]} is not among the trace's fragments")
             elif kind == "ref":
                 _ref(op[name], f"{where}.{name}", k)
+            elif kind == "mode":
+                if _str(op[name], f"{where}.{name}") not in ("canonical", "bag"):
+                    raise _fail(f"{where}.{name}", "want canonical or bag")
             else:
                 refs = _list(op[name], f"{where}.{name}")
                 if not refs:
@@ -260,11 +286,12 @@ def validate(data: Any) -> dict[str, Any]:
         _str(t[name], name)
     if _str(t["claim"], "claim") not in CLAIMS:
         raise _fail("claim", f"{t['claim']!r} is not one of {', '.join(CLAIMS)}")
-    if t["mutant"] is not None:
-        from modelcheck.mutants import MUTANTS
-
-        if _str(t["mutant"], "mutant") not in MUTANTS:
-            raise _fail("mutant", f"{t['mutant']!r} is not one of {', '.join(MUTANTS)}")
+    if t["mutant"] is not None and not _NAME.fullmatch(_str(t["mutant"], "mutant")):
+        raise _fail("mutant", "want a planted-bug name (lowercase letters, digits, '-', at most 64)")
+    if "base" in t:
+        _int(t["base"], "base", 0, 1 << 40)
+    if "iteration" in t and _str(t["iteration"], "iteration") not in ITERATIONS:
+        raise _fail("iteration", f"want one of {', '.join(ITERATIONS)}")
     g = _geometry(t["geometry"])
     indices = [_int(i, f"fragments[{k}]", 0, 1 << 20) for k, i in enumerate(_list(t["fragments"], "fragments"))]
     if len(set(indices)) != len(indices):
@@ -290,27 +317,63 @@ def validate(data: Any) -> dict[str, Any]:
     return t
 
 
-def load(path: Path) -> dict[str, Any]:
-    """Read and validate a trace file (``InputError`` for anything that is not a valid trace)."""
+def _read_bounded(path: Path) -> bytes:
+    """The bytes of a regular file of at most ``MAX_TRACE_BYTES``: opened without blocking (a
+    FIFO or device is refused, not waited on), checked with fstat, read with a bound."""
+    where = str(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        size = path.stat().st_size
+        fd = os.open(path, flags)
     except OSError as exc:
-        raise InputError(f"cannot read trace {str(path)!r}: {exc.strerror or exc}") from None
-    if size > MAX_TRACE_BYTES:
-        raise InputError(f"trace {str(path)!r} is {size} bytes; the limit is {MAX_TRACE_BYTES}")
+        raise InputError(f"{where}: cannot read trace: {exc.strerror or exc}") from None
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read trace {str(path)!r}: {exc}") from None
+        info = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        raise InputError(f"{where}: cannot read trace: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_TRACE_BYTES:
+        os.close(fd)
+        if info.st_size > MAX_TRACE_BYTES and stat.S_ISREG(info.st_mode):
+            raise InputError(f"{where}: trace is {info.st_size} bytes; the limit is {MAX_TRACE_BYTES}")
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, socket or device)"
+        raise InputError(f"{where}: cannot read trace: is {kind}")
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            data = handle.read(MAX_TRACE_BYTES + 1)
+        except OSError as exc:
+            raise InputError(f"{where}: cannot read trace: {exc.strerror or exc}") from None
+    if len(data) > MAX_TRACE_BYTES:
+        raise InputError(f"{where}: trace grew past the limit of {MAX_TRACE_BYTES} bytes while it was read")
+    return data
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read and validate a trace file (``InputError`` naming the file for anything that is not a
+    valid trace: unreadable, special, oversized, not UTF-8, not JSON, nested absurdly, malformed)."""
+    where = str(path)
+    data = _read_bounded(Path(path))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{where}: malformed trace: not UTF-8 (byte {exc.start})") from None
 
     def no_constants(name: str) -> Any:
-        raise InputError(f"malformed trace: {name} is not JSON")
+        raise InputError(f"{where}: malformed trace: {name} is not JSON")
 
     try:
-        data = json.loads(text, parse_constant=no_constants)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"malformed trace {str(path)!r}: not JSON ({exc})") from None
-    return validate(data)
+        decoded = json.loads(text, parse_constant=no_constants)
+    except RecursionError:
+        raise InputError(f"{where}: malformed trace: JSON nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, or an integer too long to convert
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(f"{where}: malformed trace: not JSON ({exc})") from None
+    try:
+        return validate(decoded)
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+    except RecursionError:
+        raise InputError(f"{where}: malformed trace: nested too deeply") from None
 
 
 def fragments_of(trace: dict[str, Any]) -> tuple[Geometry, dict[int, FragmentDesc]]:

@@ -1,8 +1,10 @@
 """Named fragment universes: small concrete fragments as pure data, chosen to be adversarial.
 
-Every universe has L = 2 layers (so the order statistic reads layer ⌊L/2⌋ = 1), head_dim 4 and
-1–3 tokens per fragment, and lists at least 5 fragments so that every prefix is an interesting
-set (the checker takes prefixes for N = 1..5).  Elements are written as floats that the dtype
+Universes have L = 2, 3 or 4 layers (with L >= 3 the order statistic's layer ⌊L/2⌋ is not the
+last one, so reading the wrong layer shows), head_dim 4 and 1–3 tokens per fragment; some render
+at a non-zero base position (so a render that ignores ``base`` shows against the oracle), and
+fragments start at various positions.  Each lists at least 5 fragments so that every prefix is an
+interesting set (the checker takes prefixes for N = 1..5).  Elements are written as floats that the dtype
 represents exactly, or as raw bit patterns (``Raw``) where the bits themselves matter (−0, NaN
 payloads, subnormals)."""
 
@@ -72,7 +74,7 @@ def desc(geometry: Geometry, start: int, middle: Vectors, *, tag: int = 0,
 
 
 def _random_universe() -> Universe:
-    g = make_geometry(kv_heads=2)
+    g = make_geometry(kv_heads=2, layers=4)
     rng = random.Random(20250501)  # fixed data, not a schedule: the universe is a constant
 
     def vectors(n: int) -> list[list[list[float]]]:
@@ -83,11 +85,12 @@ def _random_universe() -> Universe:
     for _ in range(6):
         n = rng.randint(1, 3)
         frags.append(desc(g, rng.randint(0, 40), vectors(n), other_keys=vectors(n), values=vectors(n)))
-    return Universe("random", "seeded random finite fragments (distinct m almost surely)", g, tuple(frags))
+    return Universe("random", "seeded random finite fragments (distinct m almost surely), L = 4, base 5",
+                    g, tuple(frags), base=5)
 
 
 def _ties_universe() -> Universe:
-    g = make_geometry(kv_heads=2)
+    g = make_geometry(kv_heads=2, layers=3)
     v, w = [1.0, 2.0, 3.0, 4.0], [0.5, -1.5, 2.5, 0.25]
     frags = (
         desc(g, 0, [[v], [w]]),
@@ -99,7 +102,7 @@ def _ties_universe() -> Universe:
         desc(g, 0, [[v], [v]]),                                  # not a tie (last)
     )
     return Universe("ties", "equal m between different contents: permuted coordinates, swapped "
-                    "heads, sign flips, other values, more tokens", g, frags)
+                    "heads, sign flips, other values, more tokens; L = 3", g, frags)
 
 
 def _specials_universe() -> Universe:
@@ -137,26 +140,26 @@ def _subnormals_universe() -> Universe:
 
 
 def _shifted_universe() -> Universe:
-    g = make_geometry(kv_heads=2)
+    g = make_geometry(kv_heads=2, layers=4)
     keys = [[[0.75, -1.25, 2.0, 0.5], [1.5, 0.25, -0.5, 3.0]], [[-2.0, 1.0, 0.125, 0.5], [0.0, 1.75, -1.0, 2.5]]]
     frags = tuple(desc(g, start, keys) for start in (0, 3, 1, 17, 100))
     frags += (desc(g, 0, keys, tag=9),)
-    return Universe("shifted", "the same bytes at different start positions (equal m, distinct ids)",
-                    g, frags)
+    return Universe("shifted", "the same bytes at different start positions (equal m, distinct ids); "
+                    "L = 4, base 9", g, frags, base=9)
 
 
 def _duplicates_universe() -> Universe:
-    g = make_geometry(kv_heads=1)
+    g = make_geometry(kv_heads=1, layers=3)
     a = desc(g, 0, [[[1.0, 0.5, 0.25, 2.0]]])
     b = desc(g, 2, [[[0.5, 0.5, -1.0, 1.0], [2.0, 0.0, 0.0, 0.0]]])
     c = desc(g, 0, [[[3.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.25], [1.0, 1.0, 1.0, 1.0]]])
     d = desc(g, 4, [[[-0.5, 0.5, 0.5, -0.5]]])
-    return Universe("duplicates", "exact duplicates listed more than once (a, b, a, c, b, d)",
+    return Universe("duplicates", "exact duplicates listed more than once (a, b, a, c, b, d); L = 3",
                     g, (a, b, a, c, b, d))
 
 
 def _float32_universe() -> Universe:
-    g = make_geometry(kv_heads=1, dtype="float32")
+    g = make_geometry(kv_heads=1, dtype="float32", layers=4)
     frags = (
         desc(g, 0, [[[1.5, -2.25, 0.0, 3.0]]]),
         desc(g, 0, [[[3.0, 0.0, -2.25, 1.5]]]),                # permuted: tie
@@ -165,8 +168,8 @@ def _float32_universe() -> Universe:
         desc(g, 2, [[[Raw(0x7FA00001), 0.0, 0.0, 0.0]]]),      # NaN with a payload
         desc(g, 0, [[[1.5 * 2.0**127, 1.5 * 2.0**127, 0.0, 0.0]]]),  # near the float32 maximum
     )
-    return Universe("float32", "float32 storage: ties, a subnormal, -0, a NaN payload, huge keys",
-                    g, frags)
+    return Universe("float32", "float32 storage: ties, a subnormal, -0, a NaN payload, huge keys; "
+                    "L = 4, base 2", g, frags, base=2)
 
 
 UNIVERSES: dict[str, Universe] = {

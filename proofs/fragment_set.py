@@ -9,9 +9,12 @@ have it.  Equality of states is extensional (same ids, same fragment under each 
 
 Every law is "for all ids i, <pointwise statement at i>", so the negation is skolemized with one
 free id ``i`` and merged states are never materialized: a ``State`` is read at ``i`` through
-``at(i)``.  Universal premises (a state is indexed by content id; hash-injectivity; ``b <= a``)
-are instantiated at ``i`` and at the fragments read there: a weaker premise, so ``unsat`` is a
-proof under the universal one.  The result is quantifier-free (QF_AUFBV).
+``at(i)``.  Universal premises (a state is indexed by content id; hash-injectivity) are
+instantiated at ``i`` and at the fragments read there: a weaker premise, so ``unsat`` is a
+proof under the universal one.  Hypotheses of a law (``b <= a``) are the antecedent of its
+claim.  A law carries only the premises it needs (the vacuity check drops each and wants
+``sat``): most hold for all states; commutativity and convergence need hash-injectivity.
+The result is quantifier-free (QF_AUFBV).
 
 The laws take the merge rule as a parameter so that the same law can be run against a wrong
 merge (intersection is not inflationary) and must then be refuted."""
@@ -24,7 +27,7 @@ from typing import Protocol
 
 import z3
 
-from proofs.obligation import Goal, Obligation, Result
+from proofs.obligation import Goal, Obligation, Premise, Result, law, premise
 from proofs.vocabulary import FRAG, ID, ID_BITS, cid, fragments, hash_injective
 from proofs.witness import as_bool, as_int, frag_text, id_text, list_text
 
@@ -153,60 +156,63 @@ def set_witness(i: z3.BitVecRef, leaves: Sequence[Leaf], states: dict[str, State
 
 # ----------------------------------------------------------------------------- C1, C2 laws
 
-def _frame(names: str, injective: bool) -> tuple[list[Leaf], z3.BitVecRef, list[z3.BoolRef]]:
-    """Leaves, the skolem id ``i``, and the premises: indexed by content id (+ injectivity)."""
+def _frame(names: str, injective: bool = False) -> tuple[list[Leaf], z3.BitVecRef, list[Premise]]:
+    """Leaves, the skolem id ``i``, and the premises a law needs: none, or (for the laws where
+    two payloads under one id meet) states indexed by content id plus hash-injectivity."""
     leaves = [Leaf.named(n) for n in names.split()]
     i = z3.BitVec("i", ID_BITS)
-    premises = [leaf.indexed_by_content_id(i) for leaf in leaves]
+    premises = []
     if injective:
-        premises += hash_injective([leaf.at(i).payload for leaf in leaves])
+        premises = [premise("states are indexed by content id", *(leaf.indexed_by_content_id(i) for leaf in leaves)),
+                    premise("hash-injectivity", *hash_injective([leaf.at(i).payload for leaf in leaves]))]
     return leaves, i, premises
 
 
 def commutativity(rule: MergeRule = union_by_id, injective: bool = True) -> Goal:
-    """C1: ``a | b = b | a``."""
+    """C1: ``a | b = b | a`` (the only law here where the payload kept on a shared id matters,
+    so the only one that needs hash-injectivity)."""
     (a, b), i, premises = _frame("a b", injective)
     ab, ba = Joined(a, b, rule), Joined(b, a, rule)
     return Goal(premises, equal_at(ab, ba, i), LOGIC,
                 set_witness(i, [a, b], {"a": a, "b": b, "a|b": ab, "b|a": ba}))
 
 
-def associativity(rule: MergeRule = union_by_id, injective: bool = True) -> Goal:
-    """C1: ``(a | b) | c = a | (b | c)``."""
-    (a, b, c), i, premises = _frame("a b c", injective)
+def associativity(rule: MergeRule = union_by_id) -> Goal:
+    """C1: ``(a | b) | c = a | (b | c)``, for all states (no premise: leftmost payload wins on both sides)."""
+    (a, b, c), i, premises = _frame("a b c")
     left, right = Joined(Joined(a, b, rule), c, rule), Joined(a, Joined(b, c, rule), rule)
     return Goal(premises, equal_at(left, right, i), LOGIC,
                 set_witness(i, [a, b, c], {"a": a, "b": b, "c": c, "(a|b)|c": left, "a|(b|c)": right}))
 
 
-def idempotence(rule: MergeRule = union_by_id, injective: bool = True) -> Goal:
-    """C1: ``a | a = a``."""
-    (a,), i, premises = _frame("a", injective)
+def idempotence(rule: MergeRule = union_by_id) -> Goal:
+    """C1: ``a | a = a``, for all states."""
+    (a,), i, premises = _frame("a")
     aa = Joined(a, a, rule)
     return Goal(premises, equal_at(aa, a, i), LOGIC, set_witness(i, [a], {"a": a, "a|a": aa}))
 
 
-def inflation(rule: MergeRule = union_by_id, injective: bool = True) -> Goal:
-    """C2: ``a <= a | b`` and ``b <= a | b``."""
-    (a, b), i, premises = _frame("a b", injective)
+def inflation(rule: MergeRule = union_by_id) -> Goal:
+    """C2: ``a <= a | b`` and ``b <= a | b``, for all states."""
+    (a, b), i, premises = _frame("a b")
     ab = Joined(a, b, rule)
     return Goal(premises, z3.And(leq_at(a, ab, i), leq_at(b, ab, i)), LOGIC,
                 set_witness(i, [a, b], {"a": a, "b": b, "a|b": ab}))
 
 
-def absorption(rule: MergeRule = union_by_id, injective: bool = True) -> Goal:
-    """C2: ``b <= a`` implies ``a | b = a`` (re-delivery is a no-op)."""
-    (a, b), i, premises = _frame("a b", injective)
+def absorption(rule: MergeRule = union_by_id) -> Goal:
+    """C2: ``b <= a`` implies ``a | b = a`` (re-delivery is a no-op), for all states."""
+    (a, b), i, premises = _frame("a b")
     ab = Joined(a, b, rule)
-    return Goal([*premises, leq_at(b, a, i)], equal_at(ab, a, i), LOGIC,
+    return law(premises, [leq_at(b, a, i)], equal_at(ab, a, i), LOGIC,
                 set_witness(i, [a, b], {"a": a, "b": b, "a|b": ab}))
 
 
-def least_upper_bound(rule: MergeRule = union_by_id, injective: bool = True) -> Goal:
-    """C2: ``a <= c`` and ``b <= c`` imply ``a | b <= c``."""
-    (a, b, c), i, premises = _frame("a b c", injective)
+def least_upper_bound(rule: MergeRule = union_by_id) -> Goal:
+    """C2: ``a <= c`` and ``b <= c`` imply ``a | b <= c``, for all states."""
+    (a, b, c), i, premises = _frame("a b c")
     ab = Joined(a, b, rule)
-    return Goal([*premises, leq_at(a, c, i), leq_at(b, c, i)], leq_at(ab, c, i), LOGIC,
+    return law(premises, [leq_at(a, c, i), leq_at(b, c, i)], leq_at(ab, c, i), LOGIC,
                 set_witness(i, [a, b, c], {"a": a, "b": b, "c": c, "a|b": ab}))
 
 
@@ -246,9 +252,9 @@ def invariant_preserved_by_merge() -> Goal:
     i = z3.BitVec("i", ID_BITS)
     (f0,) = fragments("f0")
     both: Support = lambda f: z3.Or(support_a(f), support_b(f))  # noqa: E731
-    premises = [invariant(a, support_a, i, [f0]), invariant(b, support_b, i, [f0])]
+    hypotheses = [invariant(a, support_a, i, [f0]), invariant(b, support_b, i, [f0])]
     ab = Joined(a, b)
-    return Goal(premises, invariant(ab, both, i, [f0]), LOGIC,
+    return law([], hypotheses, invariant(ab, both, i, [f0]), LOGIC,
                 set_witness(i, [a, b], {"a": a, "b": b, "a|b": ab}, [f0]))
 
 
@@ -258,10 +264,10 @@ def same_support_same_state(injective: bool = True) -> Goal:
     support = _support_array("S")
     i = z3.BitVec("i", ID_BITS)
     pa, pb = a.at(i).payload, b.at(i).payload
-    premises = [invariant(a, support, i, [pb]), invariant(b, support, i, [pa])]
-    if injective:
-        premises += hash_injective([pa, pb])
-    return Goal(premises, equal_at(a, b, i), LOGIC, set_witness(i, [a, b], {"a": a, "b": b}))
+    hypotheses = [invariant(a, support, i, [pb]), invariant(b, support, i, [pa])]
+    premises = [premise("hash-injectivity", *hash_injective([pa, pb]))] if injective else []
+    return law(premises, hypotheses, equal_at(a, b, i), LOGIC,
+                set_witness(i, [a, b], {"a": a, "b": b}))
 
 
 def bounded_delivery(k: int = 6) -> Goal:
@@ -279,7 +285,7 @@ def bounded_delivery(k: int = 6) -> Goal:
         right = Joined(right, Delivered(v, d))
     same_support = [z3.Implies(d, z3.Or([z3.And(e, u == v) for v, e in zip(vs, dv)])) for u, d in zip(us, du)]
     same_support += [z3.Implies(e, z3.Or([z3.And(d, v == u) for u, d in zip(us, du)])) for v, e in zip(vs, dv)]
-    premises = [*same_support, *hash_injective([*us, *vs])]
+    premises = [premise("hash-injectivity", *hash_injective([*us, *vs]))]
 
     def describe(model: z3.ModelRef) -> dict[str, str]:
         def seq(frags: list[z3.ExprRef], flags: list[z3.BoolRef]) -> str:
@@ -289,17 +295,17 @@ def bounded_delivery(k: int = 6) -> Goal:
         out.update(set_witness(i, [], {"replica 1": left, "replica 2": right})(model))
         return out
 
-    return Goal(premises, equal_at(left, right, i), LOGIC, describe)
+    return law(premises, same_support, equal_at(left, right, i), LOGIC, describe)
 
 
 INJ = "given hash-injectivity"
 
 OBLIGATIONS: list[Obligation] = [
-    Obligation("c1_commutative", "C1", f"a|b = b|a for all states, fragments included, {INJ}",
-               Result.PROVED, commutativity),
-    Obligation("c1_associative", "C1", f"(a|b)|c = a|(b|c) for all states, {INJ}",
+    Obligation("c1_commutative", "C1", f"a|b = b|a for all states indexed by content id, fragments "
+               f"included, {INJ}", Result.PROVED, commutativity),
+    Obligation("c1_associative", "C1", "(a|b)|c = a|(b|c) for all states, fragments included",
                Result.PROVED, associativity),
-    Obligation("c1_idempotent", "C1", f"a|a = a for all states, {INJ}", Result.PROVED, idempotence),
+    Obligation("c1_idempotent", "C1", "a|a = a for all states", Result.PROVED, idempotence),
     Obligation("c1_commutative_needs_injectivity", "C1",
                "without hash-injectivity, union by id is not commutative: two fragments with one id "
                "make a|b keep a different payload than b|a", Result.REFUTED,

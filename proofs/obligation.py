@@ -1,16 +1,23 @@
-"""The Obligation type, its Result, and the one function that discharges it with Z3.
+"""The row types (Obligation, CodeCheck), their Result and Verdict, and the solver calls they share.
 
 A proof is ``unsat`` of (premises and not claim) over free constants; nothing else is ever
-reported as proved.  ``unknown`` (a timeout, a resource limit, an incomplete theory) and any
-Z3 exception come back as UNKNOWN with the solver's reason.  A proof whose premises are
-themselves unsatisfiable would be empty, so every ``unsat`` is followed by a satisfiability
-check of the premises alone: if they are contradictory the result is VACUOUS, never PROVED.
-A ``sat`` model is re-evaluated (premises true, claim false) before it is shown as a witness."""
+reported as proved (``proofs.discharge``).  ``unknown`` (a timeout, a resource limit, an
+incomplete theory) and any exception while encoding or solving come back as UNKNOWN.
+
+An ``unsat`` is only the start: a proof can be empty or lean on more than it says.  So every
+``unsat`` is followed by vacuity checks (``proofs.vacuity``): the claim's antecedents must be
+satisfiable together with the premises (else VACUOUS: nothing was proved), and every premise
+group must be needed, i.e. dropping it makes the query ``sat`` (else UNNEEDED), unless the
+obligation states why it is kept.  A ``sat`` model is re-evaluated (premises true, claim
+false) before it is shown as a witness.
+
+``CodeCheck`` is the other kind of row: a bounded-exhaustive run of the real Python code in
+``spec`` against the Z3 encoding evaluated on the same concrete values (``proofs.links``)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -26,6 +33,7 @@ class Result(str, Enum):
     REFUTED = "refuted"
     UNKNOWN = "unknown"
     VACUOUS = "vacuous"
+    UNNEEDED = "unneeded premise"
 
 
 Witness = Callable[[z3.ModelRef], dict[str, str]]
@@ -37,23 +45,77 @@ def no_witness(model: z3.ModelRef) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
+class Premise:
+    """One premise of a query: a named group of formulas that is dropped or kept as a whole.
+
+    A universal premise (hash-injectivity, a definition, an induction hypothesis, a proved
+    lemma) is instantiated at the query's terms; its instances form one group.  ``kept`` is
+    empty when the premise must be needed (the vacuity check drops it and wants ``sat``);
+    otherwise it says why the premise stays although the query may be unsat without it (a
+    theorem of the solver's theory, given so the solver need not re-derive it)."""
+
+    label: str
+    terms: tuple[z3.BoolRef, ...]
+    kept: str = ""
+
+
+def premise(label: str, *terms: z3.BoolRef, kept: str = "") -> Premise:
+    return Premise(label, tuple(terms), kept)
+
+
+@dataclass(frozen=True)
 class Goal:
-    """One SMT query: the solver gets ``premises`` and ``Not(claim)``.
+    """One SMT query: the solver gets the premises' formulas and ``Not(claim)``.
 
-    ``logic`` is the SMT-LIB logic written into the exported file; ``witness`` turns a model
-    of the negation into readable text (floats as hex and value, sets as lists of ids).
-    ``prefer`` only shapes the counterexample (small ids, plain floats): once the query is
-    sat, the runner asks for a model that also meets it and keeps the first one otherwise.
-    It never takes part in the verdict and is not exported."""
+    ``hypotheses`` are the antecedents of the claim (``claim`` is, or contains as a conjunct,
+    ``Implies(hypothesis, ...)``); the vacuity check wants each satisfiable together with the
+    premises.  ``law`` builds the common shape.  ``logic`` is the SMT-LIB logic written into the
+    exported file; ``witness`` turns a model of the negation into readable text.  ``prefer``
+    only shapes the counterexample (small ids, plain floats); it never takes part in the
+    verdict and is not exported."""
 
-    premises: list[z3.BoolRef]
+    premises: Sequence[Premise]
     claim: z3.BoolRef
     logic: str
     witness: Witness = no_witness
     prefer: list[z3.BoolRef] = field(default_factory=list)
+    hypotheses: tuple[z3.BoolRef, ...] = ()
+
+    def premise_terms(self, without: Premise | None = None) -> list[z3.BoolRef]:
+        return [t for p in self.premises if p is not without for t in p.terms]
+
+    def conjuncts(self) -> list[z3.BoolRef]:
+        """The claim split at its top-level ``And``: each part is refuted separately (smaller
+        queries; the claim holds iff every part does)."""
+        return list(self.claim.children()) if z3.is_and(self.claim) else [self.claim]
 
     def assertions(self) -> list[z3.BoolRef]:
-        return [*self.premises, z3.Not(self.claim)]
+        """The query: the claim's hypotheses, the premises, the negated conclusion (this order
+        is what cvc5 handles best on c7_bounded_delivery_6)."""
+        *hypotheses, negated = negation(self.claim)
+        return [*hypotheses, *self.premise_terms(), negated]
+
+
+def negation(claim: z3.BoolRef) -> list[z3.BoolRef]:
+    """``Not(claim)`` as assertions; ``Not(A1 and ... => B)`` as ``A1``, ..., ``Not(B)``: the
+    same query in a flatter shape (with the hypotheses asserted first, ``Goal.assertions``, it
+    is the shape cvc5 answers on c7_bounded_delivery_6; one conjunction after the premises
+    made it time out at 60 s)."""
+    if z3.is_app_of(claim, z3.Z3_OP_IMPLIES):
+        antecedent, conclusion = claim.children()
+        hypotheses = antecedent.children() if z3.is_and(antecedent) else [antecedent]
+        return [*hypotheses, z3.Not(conclusion)]
+    return [z3.Not(claim)]
+
+
+def law(premises: Sequence[Premise], hypotheses: Sequence[z3.BoolRef], conclusion: z3.BoolRef, logic: str,
+        witness: Witness = no_witness, prefer: Sequence[z3.BoolRef] = ()) -> Goal:
+    """The goal ``premises |- hypotheses => conclusion``, with the hypotheses recorded for the
+    vacuity check."""
+    if not hypotheses:
+        return Goal(premises, conclusion, logic, witness, list(prefer))
+    antecedent = z3.And(*hypotheses) if len(hypotheses) > 1 else hypotheses[0]
+    return Goal(premises, z3.Implies(antecedent, conclusion), logic, witness, list(prefer), (antecedent,))
 
 
 @dataclass(frozen=True)
@@ -71,96 +133,135 @@ class Obligation:
     encode: Callable[[], Goal]
 
     def __post_init__(self) -> None:
-        lookup_claim(self.claim)
-        if self.expected not in (Result.PROVED, Result.REFUTED):
-            raise ValueError(f"{self.name}: expected outcome must be proved or refuted")
+        _check_row(self.name, self.claim, self.expected)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a code check found: how many concrete cases it ran, and the first disagreement."""
+
+    cases: int
+    counterexample: dict[str, str] | None = None
+
+
+class CheckTimeout(Exception):
+    """A code check ran past its budget; reported as unknown."""
+
+
+Deadline = Callable[[], None]
+
+
+@dataclass(frozen=True)
+class CodeCheck:
+    """A bounded-exhaustive comparison of ``spec``'s Python with the Z3 encoding.
+
+    ``run(deadline)`` evaluates both on every case of a small domain and returns a Finding;
+    it calls ``deadline()`` now and then, which raises CheckTimeout once the budget is spent.
+    Agreement on every case is PROVED for the bounded statement; a disagreement is REFUTED
+    with the case as witness; an exception (in the code or the encoding) is UNKNOWN."""
+
+    name: str
+    claim: str
+    statement: str
+    expected: Result
+    run: Callable[[Deadline], Finding]
+
+    def __post_init__(self) -> None:
+        _check_row(self.name, self.claim, self.expected)
+
+
+Row = Obligation | CodeCheck
+
+
+def _check_row(name: str, claim_id: str, expected: Result) -> None:
+    lookup_claim(claim_id)
+    if expected not in (Result.PROVED, Result.REFUTED):
+        raise ValueError(f"{name}: expected outcome must be proved or refuted")
+
+
+@dataclass(frozen=True)
+class PremiseStatus:
+    label: str
+    status: str  # "needed", "not needed", "kept: <why>", "undecided"
+
+    @property
+    def counts_as_needed(self) -> bool:
+        return self.status == "needed"
+
+
+@dataclass(frozen=True)
+class Vacuity:
+    """The vacuity checks of one proof: each premise's status, each antecedent's satisfiability."""
+
+    premises: list[PremiseStatus]
+    antecedents: list[tuple[str, bool]]
+
+    def premises_text(self) -> str:
+        if not self.premises:
+            return "none"
+        tested = [p for p in self.premises if not p.status.startswith("kept")]
+        kept = len(self.premises) - len(tested)
+        text = f"{sum(p.counts_as_needed for p in tested)}/{len(tested)} needed"
+        return text + (f", {kept} kept" if kept else "")
+
+    def antecedents_text(self) -> str:
+        if not self.antecedents:
+            return "none"
+        return f"{sum(ok for _, ok in self.antecedents)}/{len(self.antecedents)} sat"
+
+    def to_json(self) -> dict[str, object]:
+        return {"premises_needed": self.premises_text(),
+                "premises": [{"label": p.label, "status": p.status} for p in self.premises],
+                "antecedents_satisfiable": self.antecedents_text(),
+                "antecedents": [{"antecedent": text, "satisfiable": ok} for text, ok in self.antecedents]}
 
 
 @dataclass
 class Verdict:
-    """What discharging one obligation found, and how long it took."""
+    """What discharging one row found, and how long it took."""
 
-    obligation: Obligation
+    obligation: Row
     result: Result
     seconds: float
     reason: str = ""
     witness: dict[str, str] = field(default_factory=dict)
+    vacuity: Vacuity | None = None
+    cases: int | None = None
 
     @property
     def as_expected(self) -> bool:
         return self.result == self.obligation.expected
 
 
-def _solver(assertions: list[z3.BoolRef], timeout_s: float) -> z3.Solver:
+def solver_for(assertions: Sequence[z3.BoolRef], timeout_s: float) -> z3.Solver:
     solver = z3.Solver()
     solver.set("timeout", max(1, int(timeout_s * 1000)))
     solver.add(*assertions)
     return solver
 
 
-def _reason(solver: z3.Solver) -> str:
+def refute(premises: Sequence[z3.BoolRef], claim_parts: Sequence[z3.BoolRef],
+           deadline: float) -> tuple[z3.CheckSatResult, z3.Solver | None, str]:
+    """Look for a model of the premises where some part of the claim is false, one part at a
+    time.  ``sat`` (with the solver holding the model) as soon as one part fails; ``unsat``
+    only when every part is unsat; otherwise ``unknown`` with the first reason."""
+    reason = ""
+    for part in claim_parts:
+        left = deadline - time.perf_counter()
+        if left <= 0:
+            return z3.unknown, None, reason or "timeout"
+        *hypotheses, negated = negation(part)
+        solver = solver_for([*hypotheses, *premises, negated], left)
+        answer = solver.check()
+        if answer == z3.sat:
+            return z3.sat, solver, ""
+        if answer != z3.unsat and not reason:
+            reason = reason_of(solver)
+    return (z3.unsat, None, "") if not reason else (z3.unknown, None, reason)
+
+
+def reason_of(solver: z3.Solver) -> str:
     try:
         return solver.reason_unknown() or "unknown"
     except z3.Z3Exception as exc:  # pragma: no cover - defensive
         return f"unknown ({exc})"
-
-
-def _readable_model(solver: z3.Solver, goal: Goal, started: float, timeout_s: float) -> z3.ModelRef:
-    """The model of a sat query, re-asked under ``goal.prefer`` when that is still sat in time."""
-    model = solver.model()
-    left = timeout_s - (time.perf_counter() - started)
-    if not goal.prefer or left <= 0:
-        return model
-    solver.push()
-    solver.set("timeout", max(1, int(left * 1000)))
-    solver.add(*goal.prefer)
-    if solver.check() == z3.sat:
-        model = solver.model()
-    solver.pop()
-    return model
-
-
-def _is_counterexample(goal: Goal, model: z3.ModelRef) -> bool:
-    """Re-evaluate the model: every premise true and the claim false, or it is no witness."""
-    checks = [*goal.premises, z3.Not(goal.claim)]
-    return all(z3.is_true(model.eval(c, model_completion=True)) for c in checks)
-
-
-def _witness(goal: Goal, model: z3.ModelRef) -> dict[str, str]:
-    """The goal's readable witness; the raw model if the printer cannot read this model."""
-    try:
-        return goal.witness(model)
-    except (z3.Z3Exception, ValueError, KeyError) as exc:
-        return {**no_witness(model), "note": f"witness printer failed ({exc}); raw model shown"}
-
-
-def discharge(obligation: Obligation, timeout_s: float) -> Verdict:
-    """Run one obligation under a wall-clock budget of ``timeout_s`` seconds (both queries)."""
-    started = time.perf_counter()
-
-    def verdict(result: Result, reason: str = "", witness: dict[str, str] | None = None) -> Verdict:
-        return Verdict(obligation, result, time.perf_counter() - started, reason, witness or {})
-
-    try:
-        goal = obligation.encode()
-        solver = _solver(goal.assertions(), timeout_s)
-        answer = solver.check()
-        if answer == z3.sat:
-            model = _readable_model(solver, goal, started, timeout_s)
-            if not _is_counterexample(goal, model):
-                return verdict(Result.UNKNOWN, "sat, but the model does not evaluate to a counterexample")
-            return verdict(Result.REFUTED, "sat: counterexample found", _witness(goal, model))
-        if answer != z3.unsat:
-            return verdict(Result.UNKNOWN, _reason(solver))
-        left = timeout_s - (time.perf_counter() - started)
-        if left <= 0:
-            return verdict(Result.UNKNOWN, "timeout before the premises could be checked for consistency")
-        premises = _solver(goal.premises, left)
-        consistent = premises.check()
-        if consistent == z3.unsat:
-            return verdict(Result.VACUOUS, "the premises contradict each other; the proof is empty")
-        if consistent != z3.sat:
-            return verdict(Result.UNKNOWN, f"premise consistency check: {_reason(premises)}")
-        return verdict(Result.PROVED, "unsat; premises consistent")
-    except z3.Z3Exception as exc:
-        return verdict(Result.UNKNOWN, f"z3 error: {exc}")

@@ -1,8 +1,10 @@
-"""Run obligations and report them as ``spec`` claim results (part "proofs").
+"""Run obligations and code checks and report them as ``spec`` claim results (part "proofs").
 
-A row HOLDS only when the solver's answer is the expected one: proved laws, and refuted
-negative facts (whose witness is the evidence, kept in details and figure).  A solver
-``unknown`` or timeout is UNKNOWN, a vacuous or unexpected answer FAILS; neither ever holds."""
+A row HOLDS only when the answer is the expected one: proved laws (unsat, and the vacuity
+checks pass: premises needed or kept for a stated reason, antecedents satisfiable), code checks
+whose every case agrees, and refuted negative facts (whose witness is the evidence, kept in
+details and figure).  A solver ``unknown`` or timeout is UNKNOWN; a vacuous proof, an unneeded
+premise or an unexpected answer FAILS; none of these ever holds."""
 
 from __future__ import annotations
 
@@ -12,8 +14,9 @@ from pathlib import Path
 
 import z3
 
-from proofs.catalog import select
-from proofs.obligation import Obligation, Result, Verdict, discharge
+from proofs.catalog import check_of, select
+from proofs.discharge import discharge
+from proofs.obligation import CodeCheck, Obligation, Result, Row, Verdict
 from proofs.smt2 import write_smt2
 from spec import ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress
 
@@ -24,8 +27,14 @@ _FIGURE_CHARS = 140
 NOTES = [
     "proved = unsat of (premises and not claim) over free constants; universal premises are "
     "instantiated at the query's terms (a weaker premise, so unsat is still a proof)",
-    "C3 and C7 hold for every N by induction from their step obligations; the bounded "
-    "obligations check the same statements directly for small N",
+    "vacuity: every premise of a proof is dropped in turn and must be needed (the query turns sat) "
+    "unless the obligation says why it is kept; the claim's antecedents must be satisfiable with the premises",
+    "C3 holds for lists of every length N by induction (c3_sorted_unique_base, c3_sorted_unique_step "
+    "and its lemmas, on the real 320-bit key); C7 by induction over deliveries; the bounded obligations "
+    "are cross-checks",
+    "code links (c*_link_*) run spec's merge, <=/==/<, FragmentSet.of, bag_order, order_key and "
+    "canonical_order against the encodings on every case of small domains, and prove "
+    "total_order_bits equal to the encoding for all 2**64 patterns",
     "a timeout or solver 'unknown' is reported as unknown and never counts as proved",
 ]
 
@@ -47,12 +56,24 @@ def outcome_of(verdict: Verdict) -> Outcome:
     return Outcome.FAILS
 
 
+def _evidence(verdict: Verdict) -> tuple[str, str]:
+    """The two vacuity columns: premises needed, antecedents satisfiable (or the case count)."""
+    if verdict.cases is not None:
+        return "code link", f"{verdict.cases:,} cases"
+    if verdict.vacuity is None:
+        return "-", "-"
+    return verdict.vacuity.premises_text(), verdict.vacuity.antecedents_text()
+
+
 def _figure(verdict: Verdict) -> str:
     expected, result = verdict.obligation.expected, verdict.result
     if verdict.as_expected:
         if result == Result.REFUTED:
             return _shorten(f"refuted as expected: {_witness_text(verdict.witness)}")
-        return "proved"
+        if verdict.cases is not None:
+            return f"code and encoding agree on {verdict.cases:,} cases"
+        premises, antecedents = _evidence(verdict)
+        return f"proved; premises {premises}; antecedents {antecedents}"
     if result == Result.UNKNOWN:
         return _shorten(f"unknown: {verdict.reason}")
     evidence = _witness_text(verdict.witness) or verdict.reason
@@ -62,17 +83,21 @@ def _figure(verdict: Verdict) -> str:
 def claim_result(verdict: Verdict, smt2_path: Path | None = None) -> ClaimResult:
     ob = verdict.obligation
     details: dict[str, object] = {
+        "kind": "code link" if isinstance(ob, CodeCheck) else "z3",
         "statement": ob.statement,
         "expected": ob.expected.value,
         "result": verdict.result.value,
         "reason": verdict.reason,
     }
+    if verdict.vacuity is not None:
+        details.update(verdict.vacuity.to_json())
+    if verdict.cases is not None:
+        details["cases"] = verdict.cases
     if verdict.witness:
         details["witness"] = verdict.witness
     if smt2_path is not None:
         details["smt2"] = str(smt2_path)
-    return ClaimResult(ob.claim, PART, ob.name, outcome_of(verdict), figure=_figure(verdict),
-                       seconds=verdict.seconds, details=details)
+    return check_of(ob).result(outcome_of(verdict), _figure(verdict), verdict.seconds, **details)
 
 
 def _check_timeout(timeout_s: float) -> None:
@@ -88,14 +113,15 @@ def _prepare(directory: Path) -> None:
 
 
 def run(only: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, emit_smt2: Path | None = None,
-        progress: Progress = no_progress, obligations: list[Obligation] | None = None) -> PartReport:
-    """Discharge the selected obligations (all by default), each under ``timeout_s`` seconds."""
+        progress: Progress = no_progress, obligations: list[Row] | None = None) -> PartReport:
+    """Discharge the selected rows (all by default), each under ``timeout_s`` seconds."""
     started = time.perf_counter()
     _check_timeout(timeout_s)
     chosen = select(only, obligations)
     if emit_smt2 is not None:
         _prepare(emit_smt2)
-    table = Table("proofs: obligations", ["obligation", "claim", "expected", "result", "time"])
+    table = Table("proofs: obligations",
+                  ["obligation", "claim", "expected", "result", "premises needed", "antecedents", "time"])
     witnesses = Table("proofs: counterexamples", ["obligation", "name", "value"])
     results: list[ClaimResult] = []
     task = "proofs: obligations"
@@ -103,19 +129,20 @@ def run(only: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, emit_smt2
         progress(task, done, len(chosen))
         verdict = discharge(ob, timeout_s)
         path = None
-        if emit_smt2 is not None:
+        if emit_smt2 is not None and isinstance(ob, Obligation):
             try:
                 path = write_smt2(ob, emit_smt2)
             except z3.Z3Exception:
                 path = None  # already reported as unknown by discharge
         results.append(claim_result(verdict, path))
-        table.rows.append([ob.name, ob.claim, ob.expected.value, verdict.result.value,
+        table.rows.append([ob.name, ob.claim, ob.expected.value, verdict.result.value, *_evidence(verdict),
                            f"{verdict.seconds:.2f}s"])
         witnesses.rows += [[ob.name, k, v] for k, v in verdict.witness.items()]
     progress(task, len(chosen), len(chosen))
     tables = [table] + ([witnesses] if witnesses.rows else [])
     data = {"solver": f"z3 {z3.get_version_string()}", "timeout_s": timeout_s,
             "obligations": len(chosen),
+            "code_links": sum(isinstance(ob, CodeCheck) for ob in chosen),
             "as_expected": sum(r.outcome == Outcome.HOLDS for r in results)}
     if emit_smt2 is not None:
         data["smt2_dir"] = str(emit_smt2)

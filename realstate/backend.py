@@ -7,6 +7,7 @@ bit patterns) under a synthetic fingerprint, and every digest comes from realsta
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -45,15 +46,23 @@ def tensor_from_bits(bits: object, dtype_name: str) -> torch.Tensor:
 
 
 class RealstateBackend:
+    """realstate's own code behind modelcheck's ``Backend`` protocol.  ``engine`` is the
+    canonical one, or a planted-bug preset from ``realstate.mutants`` (named in ``mutant``)."""
+
     def __init__(self, engine: Engine = CANONICAL) -> None:
         self.engine = engine
-        self.name = "realstate" if engine is CANONICAL else f"realstate[{engine.name}]"
+        self.name = "realstate"
+        self.mutant = None if engine is CANONICAL else engine.name
         self._fingerprints: dict[Geometry, Fingerprint] = {}
 
-    def build(self, geometry: Geometry, desc: FragmentDesc) -> Fragment:
+    def _fingerprint(self, geometry: Geometry) -> Fingerprint:
         fp = self._fingerprints.get(geometry)
         if fp is None:
             fp = self._fingerprints[geometry] = synthetic_fingerprint(geometry)
+        return fp
+
+    def build(self, geometry: Geometry, desc: FragmentDesc) -> Fragment:
+        fp = self._fingerprint(geometry)
         keys = tensor_from_bits(desc.keys, geometry.dtype)
         values = tensor_from_bits(desc.values, geometry.dtype)
         return Fragment(fp, desc.start, keys, values)
@@ -83,18 +92,42 @@ class RealstateBackend:
         return tuple(sorted(f.content_id for f in state))  # type: ignore[attr-defined]
 
     def render_order(self, state: object) -> list[bytes]:
-        return [f.content_id for f in self.engine.order(list(state))]  # type: ignore[call-overload]
+        return [p.fragment.content_id for p in canonical_render(state, engine=self.engine).layout]  # type: ignore[arg-type]
 
-    def render_digest(self, state: object) -> str:
-        return canonical_render(state, engine=self.engine).digest()  # type: ignore[arg-type]
+    def order_of(self, fragments: Sequence[Fragment]) -> list[bytes]:
+        return [f.content_id for f in self.engine.order(list(fragments))]
 
-    def bag_digest(self, fragments: Sequence[Fragment]) -> str:
-        return bag_render(fragments, engine=self.engine).digest()
+    def render_digest(self, state: object, base: int = 0) -> str:
+        return canonical_render(state, base, engine=self.engine).digest()  # type: ignore[arg-type]
+
+    def bag_digest(self, fragments: Sequence[Fragment], base: int = 0) -> str:
+        return bag_render(fragments, base, engine=self.engine).digest()
+
+    # --- for the byte oracle (modelcheck.oracle_link) ------------------------------------------
+
+    def fingerprint_digest(self, geometry: Geometry) -> bytes:
+        return self._fingerprint(geometry).digest
+
+    def render_bytes(self, state: object, base: int = 0) -> Any:
+        from realstate.oracle_bridge import render_bytes
+
+        return render_bytes(canonical_render(state, base, engine=self.engine))  # type: ignore[arg-type]
+
+    def bag_bytes(self, fragments: Sequence[Fragment], base: int = 0) -> Any:
+        from realstate.oracle_bridge import render_bytes
+
+        return render_bytes(bag_render(fragments, base, engine=self.engine))
 
     def render_as_fragment(self, fragments: Sequence[Fragment]) -> Fragment:
         return bag_render(fragments, engine=self.engine).as_fragment()
 
 
-def make_backend() -> RealstateBackend:
-    """The backend ``canonmerge check`` runs: realstate's canonical engine, unmodified."""
-    return RealstateBackend(CANONICAL)
+def make_backend(mutant: str | None = None) -> RealstateBackend:
+    """The backend ``canonmerge check`` runs: realstate's canonical engine, or with ``mutant``
+    the named planted-bug engine preset (``canonmerge check --plant``), which still runs
+    realstate's real render with one mechanic swapped."""
+    if mutant is None:
+        return RealstateBackend(CANONICAL)
+    from realstate.mutants import engine_named
+
+    return RealstateBackend(engine_named(mutant))

@@ -29,14 +29,15 @@ from realstate.models import LoadedModel
 @dataclass(frozen=True)
 class FidelityRow:
     agent: str
-    offset: int
+    offset: int  # where the agent's fragment was placed (its first token's position)
     rope_max_abs_error: tuple[float, ...]  # per layer
     rope_min_cosine: tuple[float, ...]
     prefill_max_abs_error: tuple[float, ...]
     prefill_min_cosine: tuple[float, ...]
+    base: int = 0  # the base of the render the keys were read from
 
     def to_json(self) -> dict[str, object]:
-        return {"agent": self.agent, "offset": self.offset,
+        return {"agent": self.agent, "offset": self.offset, "base": self.base,
                 "rope_max_abs_error": list(self.rope_max_abs_error),
                 "rope_min_cosine": list(self.rope_min_cosine),
                 "prefill_max_abs_error": list(self.prefill_max_abs_error),
@@ -57,15 +58,25 @@ def model_rope(lm: LoadedModel, pre_rope_keys: torch.Tensor, start: int) -> torc
     return lm.rope(pre_rope_keys, start)
 
 
+def placement_fidelity(lm: LoadedModel, run: AgentRun, moved: torch.Tensor, offset: int,
+                       base: int = 0) -> FidelityRow:
+    """The agent's keys as a render placed them at ``offset`` (``moved``: the render's slice,
+    ``[L, H, n, D]``) against the model's own RoPE of the same pre-RoPE keys at ``offset``, and
+    against a full re-prefill there (reported, not thresholded)."""
+    rope_err, rope_cos = compare_keys(moved, model_rope(lm, run.pre_rope_keys, offset))
+    direct = Fragment.from_cache(encode_again(lm, run, offset), lm.fingerprint, offset)
+    pre_err, pre_cos = compare_keys(moved, direct.keys)
+    return FidelityRow(run.name, offset, rope_err, rope_cos, pre_err, pre_cos, base)
+
+
 def fidelity(lm: LoadedModel, run: AgentRun, offsets: Sequence[int], engine: Engine = CANONICAL) -> list[FidelityRow]:
+    """The re-encoding function alone (no render) moved to each offset; the replay measures C8 on
+    rendered caches instead (``placement_fidelity`` on each placement's slice)."""
     check_capture(lm, run.name, run.pre_rope_keys, run.fragment)
     rows = []
     inv_freq = engine.frequencies(run.fragment.fingerprint)
     for offset in offsets:
         moved = torch.empty_like(run.fragment.keys)
         engine.reencode(moved, run.fragment.keys, offset - run.fragment.start, inv_freq)
-        rope_err, rope_cos = compare_keys(moved, model_rope(lm, run.pre_rope_keys, offset))
-        direct = Fragment.from_cache(encode_again(lm, run, offset), lm.fingerprint, offset)
-        pre_err, pre_cos = compare_keys(moved, direct.keys)
-        rows.append(FidelityRow(run.name, offset, rope_err, rope_cos, pre_err, pre_cos))
+        rows.append(placement_fidelity(lm, run, moved, offset))
     return rows

@@ -22,17 +22,19 @@ Every refusal is a ``FragmentFormatError`` naming the file and the field at faul
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import stat
 import struct
 import sys
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from math import prod
-from pathlib import Path
 from typing import Any
 
+import numpy
 import torch
 from safetensors.torch import save as safetensors_save
 
@@ -54,6 +56,9 @@ _MAX_START = (1 << 63) - 1  # the content-id header stores start as a signed 64-
 _MAX_DIM = (1 << 32) - 1  # ... and L, H, D as unsigned 32-bit integers
 _DECIMAL = re.compile(r"0|[1-9][0-9]{0,18}")
 _MAX_PROBLEM = 400  # characters of an error message's problem text
+MAX_PEER_TEXT = 256  # characters of a fingerprint's architecture or weights string
+_UNSAFE_TEXT = {"Cc": "a control character", "Cf": "a format character", "Cs": "a lone surrogate, not valid Unicode",
+                "Zl": "a line separator", "Zp": "a paragraph separator"}
 
 
 @dataclass(frozen=True)
@@ -121,8 +126,10 @@ def _metadata(fragment: Fragment) -> dict[str, str]:
 
 
 def fragment_to_bytes(fragment: Fragment) -> bytes:
-    """The file bytes of ``fragment``; refuses non-finite values, which the format forbids."""
+    """The file bytes of ``fragment``; refuses what the format forbids (non-finite values,
+    unprintable fingerprint strings), so that every file written here loads again."""
     source = f"fragment {content_id_hex(fragment.content_id)}"
+    check_fingerprint_values(fragment.fingerprint, source)
     tensors = {name: getattr(fragment, name).detach().cpu().contiguous() for name in TENSOR_NAMES}
     for name, tensor in tensors.items():
         _require_finite(tensor, source, name)
@@ -130,11 +137,11 @@ def fragment_to_bytes(fragment: Fragment) -> bytes:
 
 
 def save_fragment(fragment: Fragment, path: str | os.PathLike[str]) -> int:
-    """Write ``fragment`` to ``path`` (plain write; the replica store does atomic writes).
-    Returns the number of bytes written."""
-    data = fragment_to_bytes(fragment)
-    Path(path).write_bytes(data)
-    return len(data)
+    """Write ``fragment`` to ``path`` atomically, never into a replica store nor over anything
+    but a regular file (``realstate.outputs.write_output``).  Returns the bytes written."""
+    from realstate.outputs import write_output
+
+    return write_output(path, fragment_to_bytes(fragment), "fragment file")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,6 +164,20 @@ def read_header(path: str | os.PathLike[str], limits: Limits = DEFAULT_LIMITS, *
     source = str(path)
     with _open_regular(path, source, follow_symlinks) as handle:
         return _read_header(handle, source, limits)
+
+
+def header_from_ranges(read_range: Callable[[int, int], bytes], size: int, source: str,
+                       limits: Limits = DEFAULT_LIMITS) -> FragmentHeader:
+    """Validate only the header of a fragment of ``size`` bytes held elsewhere (an object
+    store): ``read_range(offset, length)`` fetches bytes; only the prefix and header are asked
+    for, and the header length is checked against the limits before it is fetched."""
+    _check_file_size(size, source, limits)
+    prefix = read_range(0, min(LENGTH_PREFIX, size)) if size else b""
+    header_length = _header_length(prefix, size, source, limits)
+    raw = read_range(LENGTH_PREFIX, header_length)
+    if len(raw) != header_length:
+        raise FragmentFormatError(source, "file size", "the object changed while it was read")
+    return _parse_header(raw, size - LENGTH_PREFIX - header_length, source, limits)
 
 
 def fragment_from_bytes(data: bytes | bytearray | memoryview, source: str = "<bytes>",
@@ -352,11 +373,35 @@ def _parse_fingerprint(text: str, source: str) -> Fingerprint:
     if fingerprint.canonical_bytes.decode("ascii") != text:
         raise FragmentFormatError(source, "fingerprint", "not in canonical form (sorted keys, compact "
                                                          "separators, lowercase hex, integer version)")
+    check_fingerprint_values(fingerprint, source)
+    return fingerprint
+
+
+def check_fingerprint_values(fingerprint: Fingerprint, source: str) -> None:
+    """What the format asks of a fingerprint beyond its own validation (readers and writers)."""
     for name in ("layers", "kv_heads", "head_dim"):
         if getattr(fingerprint, name) > _MAX_DIM:
             raise FragmentFormatError(source, "fingerprint", f"{name} {getattr(fingerprint, name)} is over "
                                                              f"{_MAX_DIM}")
-    return fingerprint
+    if fingerprint.max_positions > _MAX_START:
+        raise FragmentFormatError(source, "fingerprint", "max_positions is over 2**63 - 1")
+    if not (math.isfinite(fingerprint.rope_theta) and fingerprint.rope_theta > 0):
+        raise FragmentFormatError(source, "fingerprint", f"rope_theta {fingerprint.rope_theta!r} is not a finite "
+                                                         f"positive number")
+    for name in ("architecture", "weights"):
+        _check_peer_text(getattr(fingerprint, name), source, f"fingerprint.{name}")
+
+
+def _check_peer_text(value: str, source: str, field: str) -> None:
+    """Strings from a peer's file reach terminals, tables and reports: bounded, valid Unicode,
+    and free of control, format (e.g. bidi overrides) and line-separator characters."""
+    if len(value) > MAX_PEER_TEXT:
+        raise FragmentFormatError(source, field, f"{len(value)} characters is over the limit of {MAX_PEER_TEXT}")
+    for position, ch in enumerate(value):
+        category = unicodedata.category(ch)
+        if category in _UNSAFE_TEXT:
+            raise FragmentFormatError(source, field, f"character U+{ord(ch):04X} ({_UNSAFE_TEXT[category]}) at "
+                                                     f"position {position} is not allowed")
 
 
 def _tensor_shape(entry: Any, name: str, fp: Fingerprint, source: str,
@@ -446,10 +491,18 @@ def _build_fragment(header: FragmentHeader, buffer: bytearray, source: str) -> F
     return fragment
 
 
+# a float is NaN or +-inf exactly when its exponent bits are all ones
+_EXPONENT_MASK = {torch.bfloat16: 0x7F80, torch.float16: 0x7C00, torch.float32: 0x7F800000}
+
+
 def _require_finite(tensor: torch.Tensor, source: str, name: str) -> None:
-    finite = torch.isfinite(tensor)
-    if bool(finite.all()):
+    """Every value finite, checked on the bit patterns with one single-threaded numpy pass (a
+    torch reduction spawns its thread pool, which costs more than the check on a busy machine)."""
+    mask = _EXPONENT_MASK[tensor.dtype]
+    bits = tensor.detach().cpu().contiguous().view(BITS_VIEW[tensor.dtype]).numpy()
+    if not numpy.any((bits & mask) == mask):
         return
+    finite = torch.isfinite(tensor)
     index = (~finite).nonzero()[0].tolist()
     value = tensor[tuple(index)].item()
     kind = "NaN" if value != value else ("+inf" if value > 0 else "-inf")

@@ -35,7 +35,10 @@ def _value_returning_sort(items: Sequence[Fragment], key: Callable[[Fragment], A
     """Sorts the m values, then maps each value back to 'the' fragment that has it."""
     values = torch.tensor([f.order_value for f in items], dtype=torch.float64)
     ordered_values = torch.sort(values).values.tolist()
-    return [next(f for f in items if f.order_value == v) for v in ordered_values]
+    def same(m: float, v: float) -> bool:
+        return m == v or (m != m and v != v)  # the first fragment "with" that value, NaN included
+
+    return [next(f for f in items if same(f.order_value, v)) for v in ordered_values]
 
 
 def _reduced_precision_key(fragment: Fragment) -> bytes:
@@ -102,3 +105,13 @@ MUTANTS: dict[str, Engine] = {
         dataclasses.replace(CANONICAL, name="order-by-arrival", collect=ArrivalList, sort=_arrival_order),
     )
 }
+
+
+def engine_named(name: str) -> Engine:
+    """The planted-bug engine called ``name`` (an ``InputError`` naming the known ones otherwise)."""
+    try:
+        return MUTANTS[name]
+    except KeyError:
+        from spec import InputError
+
+        raise InputError(f"unknown planted bug {name!r}; known: {', '.join(MUTANTS)}") from None

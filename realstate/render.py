@@ -10,7 +10,7 @@ Merging never re-encodes; only a render does, once, from the stored positions.""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -20,6 +20,7 @@ from realstate.adapter import cache_from_tensors
 from realstate.engine import CANONICAL, Engine
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment, content_id_of
+from realstate.rope import reencode_into, render_keys
 from spec import InputError
 
 
@@ -61,10 +62,14 @@ def _common_fingerprint(fragments: Sequence[Fragment]) -> Fingerprint:
         raise InputError("nothing to render: no fragments")
     first = fragments[0].fingerprint
     for f in fragments[1:]:
-        if f.fingerprint != first:
+        if f.fingerprint is not first and f.fingerprint != first:
             raise InputError(f"fragments {fragments[0]!r} and {f!r} have different fingerprints "
                              f"({first.describe_mismatch(f.fingerprint)} differ); they never merge")
     return first
+
+
+# a per-fragment re-encoding with a batched twin that gives the same bytes for a whole render
+_BATCHED_REENCODE: dict[Callable[..., None], Callable[..., torch.Tensor]] = {reencode_into: render_keys}
 
 
 def layout(ordered: Sequence[Fragment], base: int = 0) -> list[Placement]:
@@ -78,26 +83,36 @@ def layout(ordered: Sequence[Fragment], base: int = 0) -> list[Placement]:
 
 def render_layout(placements: Sequence[Placement], base: int = 0, engine: Engine = CANONICAL,
                   reencode: bool = True) -> Rendered:
-    """Write every fragment, re-encoded to its offset, into one preallocated buffer per tensor."""
+    """Write every fragment, re-encoded to its offset, into one buffer per tensor: values by one
+    concatenation, keys by one batched re-encoding (an engine whose re-encoding has no batched
+    twin, e.g. a planted bug, is called once per fragment instead)."""
     fragments = [p.fragment for p in placements]
     fp = _common_fingerprint(fragments)
-    total = sum(f.tokens for f in fragments)
+    sources, values, spans, total = [], [], [], 0
+    for p, f in zip(placements, fragments):
+        n = f.keys.shape[2]
+        sources.append(f.keys)
+        values.append(f.values)
+        spans.append((n, p.offset - f.start if reencode else 0))
+        total += n
     if base < 0 or base + total > fp.max_positions:
         raise InputError(f"render positions {base}..{base + total - 1} exceed the model's maximum "
                          f"{fp.max_positions}")
-    device = fragments[0].device
-    shape = (fp.layers, fp.kv_heads, total, fp.head_dim)
-    keys = torch.empty(shape, dtype=fragments[0].keys.dtype, device=device)
-    values = torch.empty(shape, dtype=fragments[0].values.dtype, device=device)
+    device = sources[0].device
+    if any(k.device != device for k in sources):  # rare: gather on the first fragment's device
+        sources = [k.to(device) for k in sources]
+        values = [v.to(device) for v in values]
     inv_freq = engine.frequencies(fp)
-    position = 0
-    for p in placements:
-        f, n = p.fragment, p.fragment.tokens
-        delta = p.offset - f.start if reencode else 0
-        engine.reencode(keys[:, :, position:position + n], f.keys, delta, inv_freq)
-        values[:, :, position:position + n] = f.values
-        position += n
-    return Rendered(fp, base, keys, values, list(placements))
+    batched = _BATCHED_REENCODE.get(engine.reencode)
+    if batched is not None:
+        keys = batched(sources, tuple(spans), inv_freq)
+    else:
+        keys = torch.empty((fp.layers, fp.kv_heads, total, fp.head_dim), dtype=sources[0].dtype, device=device)
+        position = 0
+        for source, (n, delta) in zip(sources, spans):
+            engine.reencode(keys[:, :, position:position + n], source, delta, inv_freq)
+            position += n
+    return Rendered(fp, base, keys, torch.cat(values, dim=2), list(placements))
 
 
 def canonical_render(fragments: Iterable[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:

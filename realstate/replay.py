@@ -1,10 +1,13 @@
-"""The bit-for-bit replay: the claims checked on caches from a real transformers Qwen3 model.
+"""The bit-for-bit replay: the claims checked on caches from a real transformers model.
 
-For every arity n = 1..N (the first n agents' fragments) it renders every permutation, every
-binary merge tree over every leaf order and every schedule with one re-delivered copy (the
-enumerators are modelcheck's), decodes from every permutation, and compares SHA-256 digests of
-the rendered bytes.  Each result names its claim (spec.CLAIMS).  ``engine``
-is the mechanics under test: ``CANONICAL`` normally, a planted bug in the negative tests."""
+One function per registered check (``realstate.properties``): for every arity n = 1..N (the
+first n agents' fragments) they render every permutation, every binary merge tree over every
+leaf order and every schedule with one re-delivered copy (the enumerators are modelcheck's),
+decode from every permutation, and compare SHA-256 digests of the rendered bytes.  Nothing is
+memoized by set: every schedule's state is built and rendered by its own calls.  ``engine`` is
+the mechanics under test: ``CANONICAL`` normally, a planted bug in the negative tests.  States
+iterate in ``settings.iteration`` order (``arrival`` by default), so a render that forgets to
+sort cannot hide behind id-ordered iteration."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import itertools
 import math
 import struct
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,13 +24,15 @@ from realstate.agents import AgentRun, run_agents
 from realstate.continuation import Continuation, greedy_continue
 from realstate.dtypes import raw_bits
 from realstate.engine import CANONICAL, Engine
-from realstate.fidelity import FidelityRow, fidelity
+from realstate.fidelity import FidelityRow, placement_fidelity
 from realstate.fragment import Fragment
+from realstate import properties as P
 from realstate.models import LoadedModel, load_checkpoint, load_named, load_seeded, model_inv_freq
 from realstate.order_value import reference_order_value
-from realstate.render import Placement, bag_render, canonical_render, layout, render_layout
+from realstate.render import Placement, Rendered, bag_render, canonical_render, layout, render_layout
 from realstate.settings import ReplaySettings
-from spec import ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress, order_key
+from spec import Check, ClaimResult, InputError, PartReport, Progress, Table, no_progress, order_key
+from spec.fragment_set import iteration_order
 
 # Fidelity floor per storage dtype: one rounding of the storage format, plus the model's own
 # arithmetic at a different position, stays well above these on every layer.
@@ -46,33 +51,45 @@ def load_model(settings: ReplaySettings) -> LoadedModel:
 
 @dataclass
 class ArityRow:
+    """What the checks that ran found at one arity (a check that did not run leaves its zeros)."""
+
     n: int
     permutations: int = 0
     canonical_digests: set[str] = field(default_factory=set)
     bag_digests: set[str] = field(default_factory=set)
     trees: int = 0
     tree_digests: set[str] = field(default_factory=set)
+    tree_violations: int = 0
     redeliveries: int = 0
     redelivery_canonical_changed: int = 0
-    redelivery_bag_unchanged: int = 0
+    bag_redeliveries: int = 0
+    redelivery_bag_changed: int = 0
     canonical_continuations: set[Continuation] = field(default_factory=set)
     bag_continuations: set[Continuation] = field(default_factory=set)
     c6_match: bool | None = None
-    seconds: dict[str, float] = field(default_factory=dict)
-
-    def tick(self, what: str, since: float) -> float:
-        """Add the time since ``since`` to ``what``; returns now."""
-        now = time.perf_counter()
-        self.seconds[what] = self.seconds.get(what, 0.0) + now - since
-        return now
 
 
 class Replay:
+    """What every per-claim check of the replay shares: the model, the agents' runs and
+    fragments, the engine under test, and the per-arity figures the checks fill in."""
+
     def __init__(self, lm: LoadedModel, runs: list[AgentRun], settings: ReplaySettings,
                  engine: Engine, progress: Progress) -> None:
         self.lm, self.runs, self.settings, self.engine, self.progress = lm, runs, settings, engine, progress
         self.fragments = [r.fragment for r in runs]
         self.final_prompt = runs[0].prompt_ids[:5]
+        self.rows: dict[int, ArityRow] = {}
+        self.fidelity_rows: list[FidelityRow] = []
+        self.rendered: dict[tuple[int, str], Any] = {}  # (n, digest) -> a state that rendered to it
+        self.renders = 0
+        self.known_answers: dict[str, ClaimResult] | None = None
+
+    def row(self, n: int) -> ArityRow:
+        return self.rows.setdefault(n, ArityRow(n))
+
+    @property
+    def arities(self) -> range:
+        return range(1, len(self.fragments) + 1)
 
     # states are built only through the engine's collection and merge, as replicas would
     def state_of(self, sequence: Sequence[Fragment]) -> Any:
@@ -91,50 +108,24 @@ class Replay:
             return self.engine.collect([self.delivered(expr, fragments)])
         return self.state_of_schedule(expr.left, fragments).merge(self.state_of_schedule(expr.right, fragments))
 
-    def digest(self, state: Any) -> str:
-        return canonical_render(state, engine=self.engine).digest()
+    def render(self, state: Any, n: int | None = None) -> Rendered:
+        """The canonical render of ``state``; with ``n`` (the state holds the first n agents'
+        fragments) its digest is recorded for the oracle check, which compares every distinct
+        render the replay made with the independent reference."""
+        rendered = canonical_render(state, engine=self.engine)
+        self.renders += 1
+        if n is not None:
+            self.rendered.setdefault((n, rendered.digest()), state)
+        return rendered
 
-    def continue_from(self, rendered: Any) -> Continuation:
+    def digest(self, state: Any, n: int | None = None) -> str:
+        return self.render(state, n).digest()
+
+    def bag_digest(self, fragments: Sequence[Fragment]) -> str:
+        return bag_render(fragments, engine=self.engine).digest()
+
+    def continue_from(self, rendered: Rendered) -> Continuation:
         return greedy_continue(self.lm, rendered.to_cache(), self.final_prompt, self.settings.decode_tokens)
-
-    def arity(self, n: int) -> ArityRow:
-        row = ArityRow(n)
-        subset = self.fragments[:n]
-        perms = list(itertools.permutations(subset))
-        clock = time.perf_counter
-        for i, perm in enumerate(perms):
-            t = clock()
-            rendered = canonical_render(self.state_of(perm), engine=self.engine)
-            row.canonical_digests.add(rendered.digest())
-            bag = bag_render(perm, engine=self.engine)
-            row.bag_digests.add(bag.digest())
-            t = row.tick("permutations", t)
-            row.canonical_continuations.add(self.continue_from(rendered))
-            if n == len(self.fragments):
-                row.bag_continuations.add(self.continue_from(bag))
-            row.tick("decode", t)
-            self.progress(f"realstate n={n}: permutations and decodes", i + 1, len(perms))
-        row.permutations = len(perms)
-        t = clock()
-        for tree in en.merge_trees(n):  # every tree shape over every leaf order
-            row.tree_digests.add(self.digest(self.state_of_schedule(tree, subset)))
-            row.trees += 1
-            self.progress(f"realstate n={n}: merge trees", row.trees, en.tree_count(n))
-        t = row.tick("trees", t)
-        reference = next(iter(row.canonical_digests))
-        total = en.redelivery_count(n, 1)
-        for schedule in en.redeliveries(n, 1):  # one repeated delivery, in every interleaving
-            arrivals = [self.delivered(leaf, subset) for leaf in en.leaves(schedule)]
-            first_arrivals = [subset[leaf.index] for leaf in en.leaves(schedule) if leaf.copy == 0]
-            row.redeliveries += 1
-            row.redelivery_canonical_changed += self.digest(self.state_of_schedule(schedule, subset)) != reference
-            row.redelivery_bag_unchanged += (bag_render(arrivals, engine=self.engine).digest()
-                                             == bag_render(first_arrivals, engine=self.engine).digest())
-            self.progress(f"realstate n={n}: re-deliveries", row.redeliveries, total)
-        row.tick("redeliveries", t)
-        if n == 2:
-            row.c6_match = reference in {bag_render(p, engine=self.engine).digest() for p in perms}
-        return row
 
 
 def head_swapped_twin(fragment: Fragment) -> Fragment:
@@ -149,16 +140,284 @@ def _f64_bits(x: float) -> int:
     return struct.unpack("<Q", struct.pack("<d", x))[0]
 
 
+# --- one function per registered check ------------------------------------------------------
+
+def c3_permutations(r: Replay) -> ClaimResult:
+    """Every delivery order of the first n fragments, for every n, renders one digest."""
+    started = time.perf_counter()
+    for n in r.arities:
+        row, perms = r.row(n), list(itertools.permutations(r.fragments[:n]))
+        for i, perm in enumerate(perms):
+            row.canonical_digests.add(r.digest(r.state_of(perm), n))
+            r.progress(f"realstate n={n}: permutations", i + 1, len(perms))
+        row.permutations = len(perms)
+    rows = [r.rows[n] for n in r.arities]
+    total = sum(x.permutations for x in rows)
+    bad = sum(len(x.canonical_digests) - 1 for x in rows)
+    figure = (f"1 digest for each n <= {len(rows)} ({total} permutations)" if not bad
+              else f"digests per n: {[len(x.canonical_digests) for x in rows]}")
+    return P.PERMUTATIONS.tally(len(rows), sum(len(x.canonical_digests) > 1 for x in rows), "arities",
+                                time.perf_counter() - started, figure=figure, permutations=total,
+                                per_arity=[{"n": x.n, "canonical_digests": sorted(x.canonical_digests)}
+                                           for x in rows])
+
+
+def c3_trees(r: Replay) -> ClaimResult:
+    """Every merge tree over every leaf order renders the digest of the index-order fold."""
+    started = time.perf_counter()
+    for n in r.arities:
+        row, subset = r.row(n), r.fragments[:n]
+        reference = r.digest(r.state_of(subset), n)
+        for tree in en.merge_trees(n):
+            digest = r.digest(r.state_of_schedule(tree, subset), n)
+            row.tree_digests.add(digest)
+            row.tree_violations += digest != reference
+            row.trees += 1
+            r.progress(f"realstate n={n}: merge trees", row.trees, en.tree_count(n))
+    rows = [r.rows[n] for n in r.arities]
+    return P.TREES.tally(sum(x.trees for x in rows), sum(x.tree_violations for x in rows), "trees",
+                         time.perf_counter() - started,
+                         figure=f"{sum(x.trees for x in rows)} trees x leaf orders, digests per n: "
+                                f"{[len(x.tree_digests) for x in rows]}")
+
+
+def c2_redelivery(r: Replay) -> ClaimResult:
+    """One re-delivered copy, in every interleaving, leaves the canonical render unchanged."""
+    started = time.perf_counter()
+    for n in r.arities:
+        row, subset = r.row(n), r.fragments[:n]
+        reference = r.digest(r.state_of(subset), n)
+        total = en.redelivery_count(n, 1)
+        for schedule in en.redeliveries(n, 1):
+            row.redeliveries += 1
+            row.redelivery_canonical_changed += r.digest(r.state_of_schedule(schedule, subset), n) != reference
+            r.progress(f"realstate n={n}: re-deliveries", row.redeliveries, total)
+    rows = [r.rows[n] for n in r.arities]
+    checked, changed = sum(x.redeliveries for x in rows), sum(x.redelivery_canonical_changed for x in rows)
+    return P.REDELIVERY.tally(checked, changed, "re-deliveries", time.perf_counter() - started,
+                              figure=f"{changed} of {checked} re-deliveries changed it")
+
+
+def c4_bag_order(r: Replay) -> ClaimResult:
+    """BagMerge in every delivery order: some arity must give more than one digest."""
+    started = time.perf_counter()
+    for n in r.arities:
+        row = r.row(n)
+        row.bag_digests = {r.bag_digest(p) for p in itertools.permutations(r.fragments[:n])}
+    rows = [r.rows[n] for n in r.arities if n >= 2]
+    per_n = [len(r.rows[n].bag_digests) for n in r.arities]
+    return P.BAG_ORDER.tally(len(rows), sum(len(x.bag_digests) > 1 for x in rows), "arities >= 2",
+                             time.perf_counter() - started,
+                             figure=f"BagMerge digests per n: {per_n} (n! = "
+                                    f"{[math.factorial(n) for n in r.arities]})",
+                             bag_digests_per_n=per_n)
+
+
+def c4_bag_redelivery(r: Replay) -> ClaimResult:
+    """BagMerge of every schedule with one re-delivered copy vs. BagMerge of the first arrivals."""
+    started = time.perf_counter()
+    for n in r.arities:
+        row, subset = r.row(n), r.fragments[:n]
+        for schedule in en.redeliveries(n, 1):
+            arrivals = [r.delivered(leaf, subset) for leaf in en.leaves(schedule)]
+            first = [subset[leaf.index] for leaf in en.leaves(schedule) if leaf.copy == 0]
+            row.bag_redeliveries += 1
+            row.redelivery_bag_changed += r.bag_digest(arrivals) != r.bag_digest(first)
+    rows = [r.rows[n] for n in r.arities]
+    checked, changed = sum(x.bag_redeliveries for x in rows), sum(x.redelivery_bag_changed for x in rows)
+    return P.BAG_REDELIVERY.tally(checked, changed, "re-deliveries", time.perf_counter() - started,
+                                  figure=f"re-delivery changed BagMerge in {changed} of {checked}")
+
+
+def c6_pair(r: Replay) -> ClaimResult:
+    """The canonical render of the first two fragments equals BagMerge in one of its orders."""
+    started = time.perf_counter()
+    if len(r.fragments) < 2:
+        return P.PAIR.tally(0, 0, "pairs", figure="needs two agents")
+    pair = r.fragments[:2]
+    canonical = r.digest(r.state_of(pair), 2)
+    match = canonical in {r.bag_digest(pair), r.bag_digest(pair[::-1])}
+    r.row(2).c6_match = match
+    return P.PAIR.tally(1, int(not match), "pairs", time.perf_counter() - started,
+                        figure="equal to one of the 2 orders" if match else "equal to neither order")
+
+
+def c8_decode(r: Replay) -> ClaimResult:
+    """The final agent decodes identically from every permutation's canonical render; BagMerge
+    decodes of the full set are reported (they are expected to differ)."""
+    started = time.perf_counter()
+    for n in r.arities:
+        row, perms = r.row(n), list(itertools.permutations(r.fragments[:n]))
+        for i, perm in enumerate(perms):
+            row.canonical_continuations.add(r.continue_from(r.render(r.state_of(perm), n)))
+            if n == len(r.fragments):
+                row.bag_continuations.add(r.continue_from(bag_render(perm, engine=r.engine)))
+            r.progress(f"realstate n={n}: decodes", i + 1, len(perms))
+    rows = [r.rows[n] for n in r.arities]
+    full = rows[-1]
+    return P.DECODE.tally(
+        len(rows), sum(len(x.canonical_continuations) > 1 for x in rows), "arities",
+        time.perf_counter() - started,
+        figure=f"{[len(x.canonical_continuations) for x in rows]} distinct per n; BagMerge at n={full.n}: "
+               f"{len({c.tokens for c in full.bag_continuations})} token sequences, "
+               f"{len({c.last_logits_sha256 for c in full.bag_continuations})} logits digests",
+        canonical_tokens=[list(next(iter(x.canonical_continuations)).tokens) for x in rows
+                          if len(x.canonical_continuations) == 1])
+
+
+def c5_key_exact(r: Replay) -> ClaimResult:
+    """The engine's key equals the key from the exact Fraction reference, for every fragment and
+    for a tied twin."""
+    started = time.perf_counter()
+    frags = [*r.fragments, head_swapped_twin(r.fragments[0])]
+    mismatches = [f.content_id.hex()[:12] for f in frags
+                  if r.engine.key(f) != order_key(reference_order_value(f.middle_layer_keys()), f.content_id)]
+    return P.KEY_EXACT.tally(len(frags), len(mismatches), "fragments", time.perf_counter() - started,
+                             figure="all keys bit-exact" if not mismatches else f"mismatch: {mismatches}",
+                             order_values=[{"id": f.content_id.hex(), "m": f.order_value.hex()}
+                                           for f in r.fragments])
+
+
+def c5_ties(r: Replay) -> ClaimResult:
+    """A real fragment and its head-swapped twin tie on m; the key must still order them.
+
+    The sort is driven directly with every input order (a set's own iteration order must not
+    be what makes the render deterministic), and the render is checked over every arrival order."""
+    started = time.perf_counter()
+    base = r.fragments[0]
+    twin = head_swapped_twin(base)
+    tie = _f64_bits(twin.order_value) == _f64_bits(base.order_value)
+    distinct = twin.content_id != base.content_id
+    members = [base, twin, *r.fragments[1:3]]
+    perms = list(itertools.permutations(members))
+    orders = {tuple(f.content_id for f in r.engine.order(list(p))) for p in perms}
+    digests = {r.digest(r.state_of(p)) for p in perms}
+    ok = tie and distinct and len(orders) == 1 and len(digests) == 1
+    figure = (f"m equal: {tie}, ids differ: {distinct}; over {len(perms)} input orders: "
+              f"{len(orders)} sort result(s), {len(digests)} render digest(s)")
+    return P.TIES.holds_if(ok, figure, time.perf_counter() - started, m_equal=tie, ids_differ=distinct,
+                           sort_results=len(orders), digests=len(digests))
+
+
+def c8_frequencies(r: Replay) -> ClaimResult:
+    """The frequencies the engine re-encodes with are bit for bit the model's own."""
+    model_freqs = [_f64_bits(f) for f in model_inv_freq(r.lm.model)]
+    used = [_f64_bits(float(f)) for f in r.engine.frequencies(r.lm.fingerprint)]
+    differ = sum(a != b for a, b in zip(model_freqs, used)) + abs(len(model_freqs) - len(used))
+    return P.FREQUENCIES.tally(len(model_freqs), differ, "frequencies",
+                               figure=f"{differ} of {len(used)} frequencies differ from the model's")
+
+
+def c8_fidelity(r: Replay) -> ClaimResult:
+    """Re-encoded keys against the model's own RoPE at the target offsets, per layer."""
+    started = time.perf_counter()
+    rows = _fidelity(r, r.settings)
+    r.fidelity_rows = rows
+    floor = MIN_COSINE[r.lm.dtype]
+    worst_cos = min(min(x.rope_min_cosine) for x in rows)
+    worst_err = max(max(x.rope_max_abs_error) for x in rows)
+    prefill_cos = min(min(x.prefill_min_cosine) for x in rows)
+    below = sum(min(x.rope_min_cosine) < floor for x in rows)
+    return P.FIDELITY.tally(len(rows), below, "placements", time.perf_counter() - started,
+                            figure=f"min cosine {worst_cos:.7f} (floor {floor}) on renders at bases <= "
+                                   f"{max(x.base for x in rows)}, max abs error {worst_err:.4g} (full "
+                                   f"re-prefill: min cosine {prefill_cos:.7f}, not thresholded)",
+                            floor=floor, rows=[x.to_json() for x in rows])
+
+
+def c3_cross_device(r: Replay) -> ClaimResult:
+    """The canonical render on the device and on the CPU have the same SHA-256."""
+    started = time.perf_counter()
+    device_digest = canonical_render(r.fragments, engine=r.engine).digest()
+    cpu_digest = canonical_render([f.to("cpu") for f in r.fragments], engine=r.engine).digest()
+    equal = device_digest == cpu_digest
+    return P.CROSS_DEVICE.holds_if(equal, f"{r.lm.device.type} {device_digest[:16]} vs cpu {cpu_digest[:16]}",
+                                   time.perf_counter() - started, device_digest=device_digest,
+                                   cpu_digest=cpu_digest)
+
+
+ORACLE_BASE = 13  # a non-zero base for the oracle's own cases (a render that ignores base shows)
+
+
+def c3_oracle(r: Replay) -> ClaimResult:
+    """Every distinct render recorded by the other checks, the full set in every mode at base 0
+    and ORACLE_BASE, and every fragment's id, m and key, against the independent oracle."""
+    import oracle
+    from realstate.oracle_bridge import compare_render, fragment_mismatches, oracle_render, render_bytes
+
+    started = time.perf_counter()
+    failures: list[dict[str, Any]] = []
+    fragments = [*r.fragments, head_swapped_twin(r.fragments[0])]
+    for f in fragments:
+        if problems := fragment_mismatches(f):
+            failures.append({"fragment": f.content_id.hex()[:16], "first": problems[:2]})
+    expected: dict[int, Any] = {}
+    for (n, digest), state in r.rendered.items():
+        want = expected.setdefault(n, oracle_render("canonical", r.fragments[:n], 0))
+        if digest == want.digest:
+            continue
+        got = render_bytes(canonical_render(state, engine=r.engine))
+        mismatches = oracle.compare(got, want, limit=3)
+        if mismatches or got.digest != digest:
+            failures.append({"n": n, "digest": digest[:16],
+                             "first": [str(m) for m in mismatches] or ["the render is not deterministic"]})
+    cases = [(mode, base) for mode in ("canonical", "bag", "naive") for base in (0, ORACLE_BASE)]
+    for mode, base in cases:
+        if mismatches := compare_render(mode, r.fragments, base, r.engine, limit=3):
+            failures.append({"mode": mode, "base": base, "first": [str(m) for m in mismatches]})
+    checked = len(fragments) + len(r.rendered) + len(cases)
+    return P.ORACLE.tally(checked, len(failures), "fragments and renders", time.perf_counter() - started,
+                          figure=f"{checked - len(failures)}/{checked} equal: {len(fragments)} fragments' "
+                                 f"ids, m and keys; {len(r.rendered)} distinct renders of {r.renders}; "
+                                 f"{len(cases)} full-set renders (canonical, bag, naive at base 0 and "
+                                 f"{ORACLE_BASE})", failures=failures[:5])
+
+
+def known_answer(check: Check) -> Callable[[Replay], ClaimResult]:
+    """The check's row of the known-answer vectors (recomputed once per replay)."""
+    def run(r: Replay) -> ClaimResult:
+        if r.known_answers is None:
+            from realstate.vectors import check_known_answers
+
+            r.known_answers = {row.check: row for row in check_known_answers()}
+        return r.known_answers[check.name]
+    return run
+
+
+CHECKS: dict[Check, Callable[[Replay], ClaimResult]] = {
+    P.REDELIVERY: c2_redelivery,
+    P.PERMUTATIONS: c3_permutations,
+    P.TREES: c3_trees,
+    P.BAG_ORDER: c4_bag_order,
+    P.BAG_REDELIVERY: c4_bag_redelivery,
+    P.KEY_EXACT: c5_key_exact,
+    P.TIES: c5_ties,
+    P.PAIR: c6_pair,
+    P.DECODE: c8_decode,
+    P.FREQUENCIES: c8_frequencies,
+    P.FIDELITY: c8_fidelity,
+    P.CROSS_DEVICE: c3_cross_device,
+    P.ORACLE: c3_oracle,  # after every check that renders: it compares what they rendered
+    P.KNOWN_IDS: known_answer(P.KNOWN_IDS),
+    P.KNOWN_M: known_answer(P.KNOWN_M),
+    P.KNOWN_KEYS: known_answer(P.KNOWN_KEYS),
+    P.KNOWN_RENDERS: known_answer(P.KNOWN_RENDERS),
+}
+
+
 def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress = no_progress,
-               engine: Engine = CANONICAL, lm: LoadedModel | None = None) -> PartReport:
-    """Build the agents' fragments and check every claim on them (see the module docstring).
+               engine: Engine = CANONICAL, lm: LoadedModel | None = None,
+               checks: Sequence[Check] | None = None) -> PartReport:
+    """Build the agents' fragments and run the selected checks on them (every check of
+    ``CHECKS`` by default; see the module docstring).
 
     Args:
         settings: the weights source (geometry, checkpoint or named model), agents, latent steps,
-            dtype, device, decode length, fidelity offsets and prompts.
+            dtype, device, decode length, fidelity offsets, prompts and iteration order.
         progress: called as ``progress(label, done, total)`` during long loops.
         engine: the render mechanics under test (a planted bug in the negative tests).
         lm: an already loaded model, instead of loading the one ``settings`` names.
+        checks: the registered checks to run (``realstate.properties``); ``None`` for all.
 
     Example:
         >>> report = run_replay(ReplaySettings(agents=3))  # doctest: +SKIP
@@ -168,6 +427,7 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
     settings.validate()
     started = time.perf_counter()
     timings: dict[str, float] = {}
+    chosen = [c for c in CHECKS if checks is None or c in checks]
 
     def lap(name: str, t0: float) -> float:
         now = time.perf_counter()
@@ -177,6 +437,8 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
     t = time.perf_counter()
     lm = lm or load_model(settings)
     t = lap("load_model", t)
+    if lm.device.type == "cpu":
+        chosen = [c for c in chosen if c is not P.CROSS_DEVICE]
     progress("realstate: agents", 0, settings.agents)
     runs = run_agents(lm, settings.agents, settings.latent_steps, settings.seed,
                       list(settings.prompts) if settings.prompts else None)
@@ -186,92 +448,16 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
     if len(set(ids)) != len(ids):
         raise InputError("two agents produced identical fragments; give them different prompts")
 
-    rows = [replay.arity(n) for n in range(1, settings.agents + 1)]
-    t = lap("arities", t)
-
     results: list[ClaimResult] = []
-    details_by_n = [_row_json(r) for r in rows]
-    total_perms = sum(r.permutations for r in rows)
-    total_trees = sum(r.trees for r in rows)
-    total_redeliveries = sum(r.redeliveries for r in rows)
-    full = rows[-1]
+    with iteration_order(settings.iteration):
+        for check in chosen:
+            results.append(CHECKS[check](replay))
+            t = lap(check.name, t)
+        incremental = _incremental(replay)
 
-    def spent(what: str) -> float:
-        return sum(r.seconds.get(what, 0.0) for r in rows)
-
-    def add(claim: str, check: str, ok: bool, figure: str, seconds: float = 0.0, **details: Any) -> None:
-        results.append(ClaimResult(claim, "realstate", check, Outcome.HOLDS if ok else Outcome.FAILS,
-                                   figure, seconds, details))
-
-    add("C3", "permutations render one digest",
-        all(len(r.canonical_digests) == 1 for r in rows),
-        f"1 digest for each n <= {settings.agents} ({total_perms} permutations)"
-        if all(len(r.canonical_digests) == 1 for r in rows)
-        else f"digests per n: {[len(r.canonical_digests) for r in rows]}",
-        spent("permutations"), per_arity=details_by_n)
-    add("C3", "merge trees render the same digest",
-        all(r.tree_digests == r.canonical_digests and len(r.tree_digests) == 1 for r in rows),
-        f"{total_trees} trees x leaf orders, digests per n: {[len(r.tree_digests) for r in rows]}",
-        spent("trees"))
-    add("C2", "re-delivery leaves the canonical render unchanged",
-        all(r.redelivery_canonical_changed == 0 for r in rows),
-        f"{sum(r.redelivery_canonical_changed for r in rows)} of {total_redeliveries} re-deliveries changed it",
-        spent("redeliveries"))
-    bag_witness = all(len(r.bag_digests) > 1 for r in rows[1:])
-    bag_redelivery = all(r.redelivery_bag_unchanged == 0 for r in rows)
-    if settings.agents >= 2:  # a BagMerge order witness needs two fragments
-        add("C4", "BagMerge depends on order and re-delivery", bag_witness and bag_redelivery,
-            f"BagMerge digests per n: {[len(r.bag_digests) for r in rows]}; re-delivery changed "
-            f"{total_redeliveries - sum(r.redelivery_bag_unchanged for r in rows)} of {total_redeliveries}",
-            bag_digests_per_n=[len(r.bag_digests) for r in rows],
-            factorials=[math.factorial(r.n) for r in rows])
-        add("C6", "n = 2 canonical render equals one BagMerge order", bool(rows[1].c6_match),
-            "equal to one of the 2 orders" if rows[1].c6_match else "equal to neither order")
-    add("C8", "greedy decode identical for every permutation",
-        all(len(r.canonical_continuations) == 1 for r in rows),
-        f"{[len(r.canonical_continuations) for r in rows]} distinct per n; BagMerge at n={full.n}: "
-        f"{len({c.tokens for c in full.bag_continuations})} token sequences, "
-        f"{len({c.last_logits_sha256 for c in full.bag_continuations})} logits digests",
-        spent("decode"), canonical_tokens=[list(next(iter(r.canonical_continuations)).tokens) for r in rows
-                          if len(r.canonical_continuations) == 1])
-
-    # C5: the key is exact and totally orders tied fragments
-    t = time.perf_counter()
-    twin_report = _tie_check(replay)
-    key_mismatches = [f.content_id.hex()[:12] for f in [*replay.fragments, twin_report["twin"]]
-                      if engine.key(f) != order_key(reference_order_value(f.middle_layer_keys()), f.content_id)]
-    add("C5", "order key equals the exact reference", not key_mismatches,
-        "all keys bit-exact" if not key_mismatches else f"mismatch: {key_mismatches}",
-        order_values=[{"id": f.content_id.hex(), "m": f.order_value.hex()} for f in replay.fragments])
-    add("C5", "tied m (head-swapped twin) still orders uniquely", twin_report["ok"], twin_report["figure"],
-        time.perf_counter() - t, **{k: v for k, v in twin_report.items() if k not in ("twin", "ok", "figure")})
-
-    # C8: re-encoding reads the model's own frequencies, and matches direct encoding
-    t = time.perf_counter()
-    model_freqs = [_f64_bits(f) for f in model_inv_freq(lm.model)]
-    used = [_f64_bits(float(f)) for f in engine.frequencies(lm.fingerprint)]
-    add("C8", "re-encoding uses the model's own rotary frequencies", model_freqs == used,
-        f"{sum(a != b for a, b in zip(model_freqs, used))} of {len(used)} frequencies differ from the model's")
-    fidelity_rows = _fidelity(replay, settings)
-    floor = MIN_COSINE[lm.dtype]
-    worst_cos = min(min(r.rope_min_cosine) for r in fidelity_rows)
-    worst_err = max(max(r.rope_max_abs_error) for r in fidelity_rows)
-    prefill_cos = min(min(r.prefill_min_cosine) for r in fidelity_rows)
-    add("C8", f"re-encoding fidelity: min cosine >= {floor} at offsets <= "
-        f"{max(r.offset for r in fidelity_rows)}",
-        worst_cos >= floor, f"min cosine {worst_cos:.7f}, max abs error {worst_err:.4g} "
-        f"(full re-prefill: min cosine {prefill_cos:.7f}, not thresholded)",
-        time.perf_counter() - t, rows=[r.to_json() for r in fidelity_rows])
-    t = lap("claims_c5_c8", t)
-
-    incremental = _incremental(replay)
-    cross_device = _cross_device(replay) if lm.device.type != "cpu" else None
-    if cross_device is not None:
-        add("C3", "canonical render has the same SHA-256 on CPU and the device", cross_device["equal"],
-            f"{lm.device.type} {cross_device['device_digest'][:16]} vs cpu {cross_device['cpu_digest'][:16]}",
-            **cross_device)
-
-    tables = [_model_table(lm, settings), _arity_table(rows), _fidelity_table(fidelity_rows)]
+    tables = [_model_table(lm, settings), _arity_table([replay.rows[n] for n in sorted(replay.rows)])]
+    if replay.fidelity_rows:
+        tables.append(_fidelity_table(replay.fidelity_rows))
     notes = [
         f"weights: {lm.source} ({lm.source_detail})"
         + ("; seeded weights are not real weights: the bit-level claims C3, C6, C7 do not depend on "
@@ -279,53 +465,47 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         f"incremental re-encoding (render of a render) gives {'DIFFERENT' if incremental['differs'] else 'the same'}"
         f" bytes from the flat render ({incremental['key_elements_differing']} key elements differ); "
         "canonmerge always renders flat from stored positions",
+        f"FragmentSet iteration order during the replay: {settings.iteration}",
     ]
+    full = replay.rows.get(len(replay.fragments))
     data = {
         "model": lm.describe(),
         "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in settings.__dict__.items()},
         "engine": engine.name,
-        "fragments": [{"agent": r.name, "id": r.fragment.content_id.hex(), "tokens": r.fragment.tokens,
-                       "prompt_tokens": len(r.prompt_ids), "latent_steps": r.latent_steps,
-                       "m": r.fragment.order_value} for r in runs],
-        "canonical_digest_full_set": next(iter(full.canonical_digests)),
-        "counts": {"permutations": total_perms, "merge_trees": total_trees,
-                   "redeliveries": total_redeliveries},
+        "checks": [c.name for c in chosen],
+        "fragments": [{"agent": x.name, "id": x.fragment.content_id.hex(), "tokens": x.fragment.tokens,
+                       "prompt_tokens": len(x.prompt_ids), "latent_steps": x.latent_steps,
+                       "m": x.fragment.order_value} for x in runs],
+        "canonical_digest_full_set": replay.digest(replay.state_of(replay.fragments)),
+        "counts": {"permutations": sum(x.permutations for x in replay.rows.values()),
+                   "merge_trees": sum(x.trees for x in replay.rows.values()),
+                   "redeliveries": sum(x.redeliveries for x in replay.rows.values())},
         "incremental": incremental,
-        "cross_device": cross_device,
+        "full_set_row": _row_json(full) if full is not None else None,
         "timings_s": {**timings, "total": round(time.perf_counter() - started, 3)},
     }
     return PartReport("realstate", results, tables, data, notes)
 
 
-def _tie_check(replay: Replay) -> dict[str, Any]:
-    """A real fragment and its head-swapped twin tie on m; the key must still order them.
-
-    The sort is driven directly with every input order (a set's own iteration order must not
-    be what makes the render deterministic), and the render is checked over every arrival order."""
-    base = replay.fragments[0]
-    twin = head_swapped_twin(base)
-    tie = _f64_bits(twin.order_value) == _f64_bits(base.order_value)
-    distinct = twin.content_id != base.content_id
-    members = [base, twin, *replay.fragments[1:3]]
-    perms = list(itertools.permutations(members))
-    orders = {tuple(f.content_id for f in replay.engine.order(list(p))) for p in perms}
-    digests = {canonical_render(replay.state_of(p), engine=replay.engine).digest() for p in perms}
-    ok = tie and distinct and len(orders) == 1 and len(digests) == 1
-    figure = (f"m equal: {tie}, ids differ: {distinct}; over {len(perms)} input orders: "
-              f"{len(orders)} sort result(s), {len(digests)} render digest(s)")
-    return {"twin": twin, "ok": ok, "figure": figure, "m_equal": tie, "ids_differ": distinct,
-            "sort_results": len(orders), "digests": len(digests)}
-
-
 def _fidelity(replay: Replay, settings: ReplaySettings) -> list[FidelityRow]:
-    ordered = replay.engine.order(replay.fragments)
-    placed = {p.fragment.content_id: p.offset for p in layout(ordered)}
+    """C8 on rendered caches: the full set rendered by the engine at base 0 and at each fidelity
+    offset, and each placement's slice read back from the render and compared with the model's
+    own RoPE at that placement's offset."""
+    runs = {run.fragment.content_id: run for run in replay.runs}  # captures checked by run_agent
+    total = sum(f.tokens for f in replay.fragments)
+    limit = replay.fragments[0].fingerprint.max_positions - total
+    bases = sorted({0, *(min(o, limit) for o in settings.fidelity_offsets)})
     rows: list[FidelityRow] = []
-    for i, run in enumerate(replay.runs):
-        limit = run.fragment.fingerprint.max_positions - run.fragment.tokens
-        offsets = sorted({placed[run.fragment.content_id], *(min(o, limit) for o in settings.fidelity_offsets)})
-        rows.extend(fidelity(replay.lm, run, offsets, replay.engine))
-        replay.progress("realstate: fidelity", i + 1, len(replay.runs))
+    for i, base in enumerate(bases):
+        rendered = canonical_render(replay.fragments, base, engine=replay.engine)
+        position = 0
+        for placement in rendered.layout:
+            n = placement.fragment.tokens
+            run = runs[placement.fragment.content_id]
+            moved = rendered.keys[:, :, position:position + n]
+            rows.append(placement_fidelity(replay.lm, run, moved, placement.offset, base))
+            position += n
+        replay.progress("realstate: fidelity", i + 1, len(bases))
     return rows
 
 
@@ -342,17 +522,11 @@ def _incremental(replay: Replay) -> dict[str, Any]:
             "flat_digest": flat.digest(), "incremental_digest": two_step.digest()}
 
 
-def _cross_device(replay: Replay) -> dict[str, Any]:
-    device_digest = canonical_render(replay.fragments, engine=replay.engine).digest()
-    cpu_digest = canonical_render([f.to("cpu") for f in replay.fragments], engine=replay.engine).digest()
-    return {"equal": device_digest == cpu_digest, "device_digest": device_digest, "cpu_digest": cpu_digest}
-
-
 def _row_json(r: ArityRow) -> dict[str, Any]:
     return {"n": r.n, "permutations": r.permutations, "canonical_digests": sorted(r.canonical_digests),
             "bag_digests": len(r.bag_digests), "trees": r.trees, "tree_digests": len(r.tree_digests),
             "redeliveries": r.redeliveries, "redelivery_canonical_changed": r.redelivery_canonical_changed,
-            "redelivery_bag_unchanged": r.redelivery_bag_unchanged,
+            "bag_redeliveries": r.bag_redeliveries, "redelivery_bag_changed": r.redelivery_bag_changed,
             "canonical_continuations": len(r.canonical_continuations),
             "bag_continuations": len(r.bag_continuations), "c6_match": r.c6_match}
 
@@ -365,27 +539,33 @@ def _model_table(lm: LoadedModel, settings: ReplaySettings) -> Table:
 
 
 def _arity_table(rows: list[ArityRow]) -> Table:
+    """Per arity, what the checks that ran saw ("-" where a check did not run)."""
+    def count(x: int | set[Any]) -> str:
+        value = len(x) if isinstance(x, set) else x
+        return str(value) if value else "-"
+
     table = Table("realstate: per arity", ["n", "perms", "canonical digests", "BagMerge digests", "trees",
-                                           "tree digests", "re-deliveries (canon changed / bag unchanged)",
+                                           "tree digests", "re-deliveries (canon changed / bag changed)",
                                            "decodes canonical / BagMerge", "canonical digest"])
     for r in rows:
-        table.rows.append([str(r.n), str(r.permutations), str(len(r.canonical_digests)), str(len(r.bag_digests)),
-                           str(r.trees), str(len(r.tree_digests)),
-                           f"{r.redeliveries} ({r.redelivery_canonical_changed} / {r.redelivery_bag_unchanged})",
-                           f"{len(r.canonical_continuations)} / "
-                           f"{len(r.bag_continuations) if r.bag_continuations else '-'}",
-                           (next(iter(r.canonical_digests))[:16] if len(r.canonical_digests) == 1 else "MANY")])
+        digest = (next(iter(r.canonical_digests))[:16] if len(r.canonical_digests) == 1
+                  else "MANY" if r.canonical_digests else "-")
+        table.rows.append([str(r.n), count(r.permutations), count(r.canonical_digests), count(r.bag_digests),
+                           count(r.trees), count(r.tree_digests),
+                           f"{r.redeliveries} ({r.redelivery_canonical_changed} / {r.redelivery_bag_changed})",
+                           f"{count(r.canonical_continuations)} / {count(r.bag_continuations)}", digest])
     return table
 
 
 def _fidelity_table(rows: list[FidelityRow]) -> Table:
-    table = Table("realstate: re-encoding fidelity (C8), worst over agents and layers",
-                  ["offset", "agents", "rope: max abs error", "rope: min cosine", "full re-prefill: min cosine"])
-    by_offset: dict[int, list[FidelityRow]] = {}
+    table = Table("realstate: re-encoding fidelity (C8) on rendered caches, worst over agents and layers",
+                  ["render base", "placements (agent@offset)", "rope: max abs error", "rope: min cosine",
+                   "full re-prefill: min cosine"])
+    by_base: dict[int, list[FidelityRow]] = {}
     for r in rows:
-        by_offset.setdefault(r.offset, []).append(r)
-    for offset, group in sorted(by_offset.items()):
-        table.rows.append([str(offset), ",".join(r.agent for r in group),
+        by_base.setdefault(r.base, []).append(r)
+    for base, group in sorted(by_base.items()):
+        table.rows.append([str(base), ",".join(f"{r.agent}@{r.offset}" for r in group),
                            f"{max(max(r.rope_max_abs_error) for r in group):.4g}",
                            f"{min(min(r.rope_min_cosine) for r in group):.7f}",
                            f"{min(min(r.prefill_min_cosine) for r in group):.7f}"])

@@ -33,7 +33,6 @@ class ArgumentError(InputError):
 class ReplaySettings:
     geometry: str = DEFAULT_GEOMETRY
     checkpoint: str | None = None  # a transformers checkpoint directory, or GGUF weights (file or directory)
-    model: str | None = None  # a named real-weight model (realstate.geometry.MODELS)
     agents: int = 5
     latent_steps: int = 2
     device: str = "cpu"
@@ -42,6 +41,8 @@ class ReplaySettings:
     decode_tokens: int = 4
     fidelity_offsets: tuple[int, ...] = (1, 100, 1000, 10000, 30000)
     prompts: tuple[str, ...] | None = None
+    iteration: str = "arrival"  # FragmentSet iteration order while checking (spec.fragment_set)
+    model: str | None = None  # a named real-weight model (realstate.geometry.MODELS)
 
     def validate(self) -> None:
         if not 1 <= self.agents <= 6:
@@ -61,3 +62,5 @@ class ReplaySettings:
                                 "give one per agent")
         if self.geometry not in GEOMETRIES:
             raise ArgumentError("geometry", self.geometry, f"is not a known geometry; known: {', '.join(GEOMETRIES)}")
+        if self.iteration not in ("id", "arrival", "shuffled"):
+            raise ArgumentError("iteration", self.iteration, "must be id, arrival or shuffled")

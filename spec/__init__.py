@@ -2,7 +2,19 @@
 and the registry of named claims.  Pure Python on purpose: proofs and checkers reason about this
 module, so it must not depend on torch or z3 (``tests/test_spec_purity.py`` enforces it)."""
 
-from spec.claims import CLAIMS, Claim, ClaimResult, Outcome, claim, exit_code_for
+from spec.claims import (
+    CLAIMS,
+    Check,
+    Claim,
+    ClaimResult,
+    Expect,
+    Outcome,
+    claim,
+    exit_code_for,
+    register,
+    registered,
+    select_checks,
+)
 from spec.errors import InputError
 from spec.fragment_set import FragmentSet
 from spec.ids import CONTENT_ID_BYTES, content_id_hex, parse_content_id_hex, require_content_id
@@ -18,6 +30,8 @@ from spec.report import PartReport, Progress, Table, no_progress
 
 __all__ = [
     "CLAIMS",
+    "Check",
+    "Expect",
     "CONTENT_ID_BYTES",
     "Claim",
     "ClaimResult",
@@ -32,6 +46,9 @@ __all__ = [
     "bag_order",
     "canonical_order",
     "claim",
+    "register",
+    "registered",
+    "select_checks",
     "content_id_hex",
     "exit_code_for",
     "order_key",

@@ -1,7 +1,11 @@
-"""The registry of named claims (C1–C8 of DESIGN.md) and the record every check reports.
+"""The registry of named claims (C1–C8 of DESIGN.md), of the checks that support them, and the
+record every check reports.
 
-Each claim is stated once, here.  Proofs, checkers and replays report a ``ClaimResult`` naming
-the claim it supports, so a report can always say which statement a row is evidence for."""
+Each claim is stated once, here, and this module is the index: every part (proofs, modelcheck,
+realstate) *registers* each of its checks under a claim with an expectation before it runs it,
+the way ``proofs/catalog.py`` lists obligations and stateright keeps ``Property::always`` /
+``sometimes`` apart from the search.  A check can only report through its registration, so a
+row always says which statement it is evidence for and how its outcome was decided."""
 
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ CLAIMS: dict[str, Claim] = {
         Claim("C6", "for N = 2 the canonical render equals BagMerge in one of the two orders, "
               "byte for byte", ("proofs", "modelcheck", "realstate")),
         Claim("C7", "replicas that delivered the same set of fragments render byte-identical caches "
-              "under duplicated, reordered and dropped-then-resent messages", ("proofs", "modelcheck")),
+              "under duplicated, reordered and dropped-then-resent messages", ("proofs", "modelcheck", "realstate")),
         Claim("C8", "a re-encoded fragment matches direct encoding at the target offset within storage "
               "rounding, and greedy decoding from the canonical render is identical for every "
               "input permutation", ("realstate",)),
@@ -48,6 +52,18 @@ def claim(claim_id: str) -> Claim:
         return CLAIMS[claim_id]
     except KeyError:
         raise KeyError(f"unknown claim {claim_id!r}; known: {', '.join(CLAIMS)}") from None
+
+
+class Expect(str, Enum):
+    """How a check's findings decide its outcome.
+
+    ALWAYS: a law; holds when no case checked violates it (and at least one case was checked).
+    SOMETIMES: an existential fact; holds when at least one witness was found (C4's BagMerge).
+    REFUTED: a negative fact for a prover; holds when the statement is refuted with a witness."""
+
+    ALWAYS = "always"
+    SOMETIMES = "sometimes"
+    REFUTED = "refuted"
 
 
 class Outcome(str, Enum):
@@ -85,6 +101,89 @@ class ClaimResult:
             "seconds": round(self.seconds, 4),
             "details": self.details,
         }
+
+
+@dataclass(frozen=True)
+class Check:
+    """One registered check: the claim it supports, the part that runs it, its expectation."""
+
+    claim: str
+    part: str
+    name: str
+    expect: Expect
+    statement: str
+
+    def __post_init__(self) -> None:
+        claim(self.claim)
+        if self.part not in claim(self.claim).checked_by:
+            raise ValueError(f"check {self.name!r}: part {self.part!r} is not listed as checking "
+                             f"{self.claim} (checked_by = {claim(self.claim).checked_by})")
+
+    def result(self, outcome: Outcome, figure: str, seconds: float = 0.0, **details: Any) -> ClaimResult:
+        """A row decided by the caller (provers, which report proved/refuted/unknown themselves)."""
+        return ClaimResult(self.claim, self.part, self.name, outcome, figure, seconds,
+                           {"expect": self.expect.value, **details})
+
+    def tally(self, checked: int, found: int, unit: str, seconds: float = 0.0, figure: str | None = None,
+              **details: Any) -> ClaimResult:
+        """A row decided by counts: ``found`` violations (ALWAYS) or witnesses (SOMETIMES) among
+        ``checked`` cases.  Nothing checked is never a pass: it is UNKNOWN."""
+        if self.expect is Expect.REFUTED:
+            raise ValueError(f"{self.name}: a REFUTED check is decided by its prover, not by counts")
+        counts = {"checked": checked, "unit": unit,
+                  ("violations" if self.expect is Expect.ALWAYS else "witnesses"): found}
+        if checked == 0:
+            return self.result(Outcome.UNKNOWN, figure or f"nothing checked (0 {unit})", seconds,
+                               **counts, **details)
+        if self.expect is Expect.ALWAYS:
+            outcome = Outcome.FAILS if found else Outcome.HOLDS
+            default = f"{found:,} violation(s) / {checked:,} {unit}"
+        else:
+            outcome = Outcome.HOLDS if found else Outcome.FAILS
+            default = (f"{found:,} witness(es) / {checked:,} {unit}" if found
+                       else f"no witness in {checked:,} {unit}")
+        return self.result(outcome, figure or default, seconds, **counts, **details)
+
+    def holds_if(self, ok: bool, figure: str, seconds: float = 0.0, **details: Any) -> ClaimResult:
+        """A row decided by one boolean the caller computed from a single comparison."""
+        if self.expect is not Expect.ALWAYS:
+            raise ValueError(f"{self.name}: holds_if is for ALWAYS checks")
+        return self.result(Outcome.HOLDS if ok else Outcome.FAILS, figure, seconds, **details)
+
+
+_REGISTRY: dict[tuple[str, str], Check] = {}
+
+
+def register(claim_id: str, part: str, name: str, expect: Expect, statement: str) -> Check:
+    """Declare a check; re-registering the same (part, name) must give the same declaration."""
+    check = Check(claim_id, part, name, Expect(expect), statement)
+    known = _REGISTRY.setdefault((part, name), check)
+    if known != check:
+        raise ValueError(f"check {part}/{name} is registered twice with different declarations")
+    return check
+
+
+def registered(part: str | None = None, claim_id: str | None = None) -> list[Check]:
+    """Registered checks, in claim order then registration order, optionally filtered."""
+    order = list(CLAIMS)
+    chosen = [c for c in _REGISTRY.values()
+              if (part is None or c.part == part) and (claim_id is None or c.claim == claim_id)]
+    return sorted(chosen, key=lambda c: order.index(c.claim))
+
+
+def select_checks(part: str, only: str | None) -> list[Check]:
+    """The checks of ``part`` that ``--only`` selects: all, a claim id, or one check name."""
+    mine = registered(part)
+    if only is None:
+        return mine
+    chosen = [c for c in mine if only in (c.claim, c.name)]
+    if not chosen:
+        from spec.errors import InputError
+
+        claims = ", ".join(sorted({c.claim for c in mine}))
+        raise InputError(f"--only {only!r} selects nothing in {part}; give a claim id ({claims}) "
+                         f"or a check name: {', '.join(c.name for c in mine)}")
+    return chosen
 
 
 def exit_code_for(results: Iterable[ClaimResult]) -> int:

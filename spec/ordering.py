@@ -16,6 +16,7 @@ from spec.ids import CONTENT_ID_BYTES, require_content_id
 
 T = TypeVar("T")
 K = TypeVar("K")
+W = TypeVar("W")  # a 64-bit word: a Python int, or a bit-vector term in the proofs
 
 _SIGN = 1 << 63
 _ALL = (1 << 64) - 1
@@ -30,7 +31,19 @@ def total_order_bits_of_pattern(bits: int) -> int:
     patterns, so distinct patterns (−0/+0, NaN payloads) never tie."""
     if not 0 <= bits <= _ALL:
         raise ValueError(f"not a 64-bit pattern: {bits}")
-    return bits ^ _ALL if bits & _SIGN else bits | _SIGN
+    return total_order_bits_branch_free(bits)
+
+
+def total_order_bits_branch_free(bits: W) -> W:
+    """The rank computed without a branch, so that this very function also runs on 64-bit
+    symbolic words (``canonmerge prove`` applies it to a Z3 bit-vector and proves it equal to
+    the proofs' encoding for all 2**64 patterns).  No range check: callers validate.
+
+    ``(bits >> 63) & 1`` is the sign bit whether ``>>`` is logical (Python ints) or arithmetic
+    (Z3); ``0 - sign`` masked to 64 bits is all ones for negatives, zero otherwise."""
+    sign = (bits >> 63) & 1
+    flip = ((0 - sign) & _ALL) | _SIGN
+    return bits ^ flip
 
 
 def total_order_bits(x: float) -> int:

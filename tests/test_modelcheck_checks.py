@@ -10,7 +10,7 @@ import pytest
 import modelcheck
 from modelcheck import enumerate as en
 from modelcheck.checks import Row, Tallies, UniverseCheck
-from modelcheck.mutants import MUTANTS, plant
+from tests.broken_backends import MUTANTS, plant, replay_planted
 from modelcheck.reference import ReferenceBackend
 from modelcheck.replay import replay
 from modelcheck.universes import UNIVERSES, universe
@@ -77,10 +77,10 @@ def test_every_mutant_is_caught_with_traces_that_replay(mutant):
     traces = traces_of(report)
     assert traces and all(t["mutant"] == mutant and t["backend"] == "reference" for t in traces)
     for t in traces:
-        again = replay(t, REF)
+        again = replay_planted(t, REF)
         assert again.reproduced and again.same_bytes, (t["check"], t["universe"])
         fixed = dict(t, mutant=None)     # the same operations on the correct backend
-        assert not replay(fixed, REF).reproduced, (t["check"], t["universe"])
+        assert not replay_planted(fixed, REF).reproduced, (t["check"], t["universe"])
 
 
 def test_c3_traces_are_minimal():
@@ -98,9 +98,9 @@ def test_every_ordering_is_rendered_never_memoized():
     class Counting(Forward):
         calls = 0
 
-        def render_digest(self, state):
+        def render_digest(self, state, base=0):
             Counting.calls += 1
-            return self.inner.render_digest(state)
+            return self.inner.render_digest(state, base)
 
     uc = UniverseCheck(Counting(), universe("ties"), Tallies(), backend_name="reference", mutant=None)
     uc.c3(4, Row(4))
@@ -112,9 +112,9 @@ def test_a_render_that_changes_on_a_late_call_is_caught():
     class Flaky(Forward):
         calls = 0
 
-        def render_digest(self, state):
+        def render_digest(self, state, base=0):
             Flaky.calls += 1
-            digest = self.inner.render_digest(state)
+            digest = self.inner.render_digest(state, base)
             return digest if Flaky.calls != 100 else "0" * 64
 
     report = modelcheck.run(Flaky(), universes=["random"], max_arity=4, gossip=False)
@@ -124,9 +124,9 @@ def test_a_render_that_changes_on_a_late_call_is_caught():
 
 def test_c4_fails_without_a_witness():
     class CommutativeBag(Forward):
-        def bag_digest(self, fragments):
+        def bag_digest(self, fragments, base=0):
             table = {self.inner.content_id(f): f for f in fragments}
-            return self.inner.bag_digest([table[k] for k in sorted(table)])
+            return self.inner.bag_digest([table[k] for k in sorted(table)], base)
 
     report = modelcheck.run(CommutativeBag(), max_arity=3, gossip=False)
     assert {("C4", "BagMerge order dependence"), ("C4", "BagMerge re-delivery")} <= failing(report)
@@ -134,8 +134,8 @@ def test_c4_fails_without_a_witness():
 
 def test_c6_fails_when_the_render_is_no_bag_order():
     class Tagged(Forward):
-        def render_digest(self, state):
-            return hashlib.sha256(b"v2" + self.inner.render_digest(state).encode()).hexdigest()
+        def render_digest(self, state, base=0):
+            return hashlib.sha256(b"v2" + self.inner.render_digest(state, base).encode()).hexdigest()
 
     report = modelcheck.run(Tagged(), max_arity=2, gossip=False)
     assert {("C6", "N = 2 equals a BagMerge order"), ("C6", "refinement: render = BagMerge of spec order")} \
@@ -143,7 +143,7 @@ def test_c6_fails_when_the_render_is_no_bag_order():
     assert ("C3", "permutations") not in failing(report)
     for t in traces_of(report):
         assert replay(t, Tagged()).reproduced
-        assert not replay(t, REF).reproduced
+        assert not replay_planted(t, REF).reproduced
 
 
 def test_refinement_fails_on_a_wrong_abstraction():
@@ -154,7 +154,7 @@ def test_refinement_fails_on_a_wrong_abstraction():
     report = modelcheck.run(Forgetful(), max_arity=2, universes=["random"], gossip=False)
     assert ("C1", "refinement: abstract(merge) = union") in failing(report)
     t = next(t for t in traces_of(report) if t["check"] == "refinement: abstract(merge) = union")
-    assert replay(t, Forgetful()).reproduced and not replay(t, REF).reproduced
+    assert replay(t, Forgetful()).reproduced and not replay_planted(t, REF).reproduced
 
 
 def test_refinement_fails_on_a_wrong_render_order():
@@ -172,9 +172,9 @@ def test_c2_inflation_fails_on_a_merge_that_drops_its_argument():
             return a
 
     report = modelcheck.run(Lossy(), max_arity=2, universes=["random"], gossip=False)
-    assert ("C2", "laws on concrete states") in failing(report)
+    assert ("C2", "inflation and absorption on concrete states") in failing(report)
     t = next(t for t in traces_of(report) if t["claim"] == "C2")
-    assert "inflation" in t["note"] and replay(t, Lossy()).reproduced and not replay(t, REF).reproduced
+    assert "inflation" in t["note"] and replay(t, Lossy()).reproduced and not replay_planted(t, REF).reproduced
 
 
 def test_run_validates_its_bounds():

@@ -11,12 +11,13 @@ import pytest
 import canonmerge.commands.check as check
 from canonmerge.cli import main
 from modelcheck.reference import ReferenceBackend
+from tests.broken_backends import plant
 from spec import Outcome, no_progress
 
 
 @pytest.fixture
 def reference(monkeypatch):
-    monkeypatch.setattr(check, "_backend", lambda: ReferenceBackend())
+    monkeypatch.setattr(check, "_backend", lambda mutant=None: plant(ReferenceBackend(), mutant) if mutant else ReferenceBackend())
 
 
 SMALL = ["--max-arity", "3", "--universe", "ties", "--universe", "specials", "--replicas", "2",

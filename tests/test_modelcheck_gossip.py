@@ -3,7 +3,7 @@
 import pytest
 
 from modelcheck.gossip import GossipConfig, explore
-from modelcheck.mutants import plant
+from tests.broken_backends import plant, replay_planted
 from modelcheck.reference import ReferenceBackend
 from modelcheck.replay import replay
 from modelcheck.universes import universe
@@ -17,7 +17,10 @@ def test_default_bounds_are_exhaustive_and_hold():
     r = explore(REF, TIES)  # its time is a figure in docs/RESULTS.md, not a test
     assert r.violation is None and r.exhaustive
     assert (r.states, r.transitions, r.depth) == (41105, 185427, 16)
-    assert r.renders <= 2 ** 3 and r.fair_exchanges == r.states
+    assert r.fair_exchanges == r.states
+    # every state object is rendered by its own call (never one memo entry per set): far more
+    # render calls than there are sets
+    assert r.renders > r.states
 
 
 def test_smaller_bounds_give_smaller_spaces():
@@ -36,9 +39,9 @@ def test_merge_keeping_duplicates_fails_fair_exchange_at_the_shallowest_depth():
     r = explore(bad, TIES, mutant="merge-keeps-duplicates", backend_name="reference")
     assert r.kind == "fair-exchange" and r.violation["claim"] == "C7"
     assert r.violation["mutant"] == "merge-keeps-duplicates"
-    again = replay(r.violation, REF)
+    again = replay_planted(r.violation, REF)
     assert again.reproduced and again.same_bytes
-    assert not replay(dict(r.violation, mutant=None), REF).reproduced
+    assert not replay_planted(dict(r.violation, mutant=None), REF).reproduced
     # BFS: nothing violates at a smaller depth
     shallower = explore(bad, TIES, GossipConfig(max_depth=r.violation_depth - 1))
     assert shallower.violation is None
@@ -50,15 +53,15 @@ def test_arrival_order_render_breaks_equal_sets_render_equal():
     assert r.kind == "same-set" and r.violation_depth == 6
     ops = [op["op"] for op in r.violation["ops"]]
     assert ops == ["publish", "publish", "send", "send", "deliver", "deliver"]
-    assert replay(r.violation, REF).reproduced
-    assert not replay(dict(r.violation, mutant=None), REF).reproduced
+    assert replay_planted(r.violation, REF).reproduced
+    assert not replay_planted(dict(r.violation, mutant=None), REF).reproduced
     assert explore(bad, TIES, GossipConfig(max_depth=5), fair_exchange=False).violation is None
 
 
 @pytest.mark.parametrize("mutant", ["order-by-arrival", "render-depends-on-merge-tree", "unstable-sort"])
 def test_render_bugs_fail_fair_exchange(mutant):
     r = explore(plant(REF, mutant), TIES, mutant=mutant)
-    assert r.violation is not None and replay(r.violation, REF).reproduced
+    assert r.violation is not None and replay_planted(r.violation, REF).reproduced
 
 
 @pytest.mark.parametrize("config", [GossipConfig(replicas=1), GossipConfig(fragments=0),

@@ -24,13 +24,13 @@ def test_every_universe_is_small_well_formed_data(name):
     u = universe(name)
     g = u.geometry
     assert len(u.fragments) >= 5
-    assert g.layers == 2 and g.head_dim == 4 and g.kv_heads in (1, 2)
+    assert g.layers in (2, 3, 4) and g.head_dim == 4 and g.kv_heads in (1, 2)
     assert g.inv_freq == tuple(1 / 10000 ** (2 * i / 4) for i in range(2))
     top = 1 << DTYPE_BITS[g.dtype]
     for d in u.fragments:
         assert 1 <= d.tokens <= 3
         for t in (d.keys, d.values):
-            assert len(t) == 2 and all(len(layer) == g.kv_heads for layer in t)
+            assert len(t) == g.layers and all(len(layer) == g.kv_heads for layer in t)
             assert all(len(head) == d.tokens and all(len(v) == 4 and all(0 <= x < top for x in v) for v in head)
                        for layer in t for head in layer)
 
@@ -96,3 +96,11 @@ def test_bfloat16_rounds_to_nearest_even():
     assert encode(1.0 + 3 * 2.0 ** -8, "bfloat16") == 0x3F82    # tie -> even (up)
     assert encode(1e39, "bfloat16") == 0x7F80
     assert struct.pack("<d", decode(0x7F80, "bfloat16")) == struct.pack("<d", math.inf)
+
+
+def test_some_universes_read_a_middle_layer_other_than_the_last_and_render_at_a_nonzero_base():
+    """So that reading the statistic from the last layer, or ignoring ``base``, can show."""
+    assert {u.name for u in UNIVERSES.values() if u.geometry.layers // 2 != u.geometry.layers - 1} >= {
+        "random", "shifted", "float32", "ties", "duplicates"}
+    assert {u.name for u in UNIVERSES.values() if u.base} >= {"random", "shifted", "float32"}
+    assert any(d.start for u in UNIVERSES.values() for d in u.fragments)

@@ -47,9 +47,14 @@ def test_prove_json_in_a_subprocess(tmp_path):
     assert part["part"] == "proofs"
     assert [r["check"] for r in part["results"]] == [ob.name for ob in proofs.select("C5")]
     assert {r["outcome"] for r in part["results"]} == {"holds"}
-    assert part["tables"][0]["columns"] == ["obligation", "claim", "expected", "result", "time"]
+    assert part["tables"][0]["columns"] == ["obligation", "claim", "expected", "result", "premises needed",
+                                            "antecedents", "time"]
     naive = next(r for r in part["results"] if r["check"] == "c5_naive_float_lt_not_strict_weak")
     assert any("nan" in v for v in naive["details"]["witness"].values())
+    monotone = next(r for r in part["results"] if r["check"] == "c5_key_monotone_in_m")
+    assert monotone["details"]["antecedents_satisfiable"] == "1/1 sat"
+    link = next(r for r in part["results"] if r["check"] == "c5_link_order_key")
+    assert link["details"]["kind"] == "code link" and link["details"]["cases"] > 0
 
 
 def test_prove_human_output_and_exit_zero(run):
@@ -81,7 +86,8 @@ def test_emit_smt2_writes_the_selected_obligations(run, tmp_path):
     out = run("--only", "C1", "--emit-smt2", str(tmp_path / "smt"))
     assert out.returncode == 0, out.stderr
     written = sorted(p.stem for p in (tmp_path / "smt").glob("*.smt2"))
-    assert written == sorted(ob.name for ob in proofs.select("C1"))
+    assert written == sorted(ob.name for ob in proofs.select("C1") if isinstance(ob, proofs.Obligation))
+    assert "c1_link_fragment_set_merge" not in written  # a code check has no SMT query
 
 
 def test_command_module_contract(monkeypatch):

@@ -1,5 +1,6 @@
 """The runner's contract: every obligation meets its expectation, and the verdict logic never
-turns a refutation, an unknown, a timeout, a z3 error or a vacuous premise set into a proof."""
+turns a refutation, an unknown, a timeout, a z3 error, a vacuous premise set, an unsatisfiable
+antecedent or an unneeded premise into a proof."""
 
 import ast
 import sys
@@ -9,7 +10,8 @@ import pytest
 import z3
 
 import proofs
-from proofs.obligation import Goal, Obligation, Result, discharge
+from proofs.discharge import discharge
+from proofs.obligation import CodeCheck, Finding, Goal, Obligation, Result, law, premise
 from proofs.runner import outcome_of
 from spec import CLAIMS, InputError, Outcome, exit_code_for
 
@@ -20,15 +22,19 @@ def fake(expected: Result, goal: Goal, name: str = "fake") -> Obligation:
     return Obligation(name, "C1", "a fake obligation for the runner's logic", expected, lambda: goal)
 
 
-PROVABLE = Goal([x > 0], x >= 0, "QF_LIA")          # unsat of the negation
-REFUTABLE = Goal([], x > 0, "QF_LIA")                # x = 0 is a counterexample
-VACUOUS = Goal([x > 0, x < 0], z3.BoolVal(False), "QF_LIA")
+PROVABLE = Goal([premise("x positive", x > 0)], x >= 0, "QF_LIA")   # unsat of the negation
+REFUTABLE = Goal([], x > 0, "QF_LIA")                                 # x = 0 is a counterexample
+VACUOUS = Goal([premise("x positive", x > 0), premise("x negative", x < 0)], z3.BoolVal(False), "QF_LIA")
+UNSAT_ANTECEDENT = law([premise("x positive", x > 0)], [x < 0], x == 7, "QF_LIA")
+STRAY_PREMISE = Goal([premise("x positive", x > 0), premise("x small", x < 100)], x >= 0, "QF_LIA")
+KEPT_PREMISE = Goal([premise("x positive", x > 0), premise("x small", x < 100, kept="for the test")],
+                    x >= 0, "QF_LIA")
 
 
 def fermat_cubes() -> Goal:
     """True (Euler), but far beyond Z3's nonlinear integer arithmetic: it can only time out."""
     a, b, c = z3.Ints("a b c")
-    return Goal([a > 0, b > 0, c > 0], a * a * a + b * b * b != c * c * c, "QF_NIA")
+    return Goal([premise("positive", a > 0, b > 0, c > 0)], a * a * a + b * b * b != c * c * c, "QF_NIA")
 
 
 def test_every_obligation_meets_its_expectation():
@@ -39,9 +45,15 @@ def test_every_obligation_meets_its_expectation():
     assert not bad
     assert exit_code_for(report.results) == 0
     table = report.tables[0]
-    assert table.columns == ["obligation", "claim", "expected", "result", "time"]
+    assert table.columns == ["obligation", "claim", "expected", "result", "premises needed", "antecedents", "time"]
     assert [row[0] for row in table.rows] == proofs.names()
     assert all(row[2] == row[3] for row in table.rows)
+    for row, result in zip(table.rows, report.results):
+        if result.details["kind"] == "code link":
+            assert row[4] == "code link" and result.details["cases"] > 0
+        elif result.details["expected"] == "proved":   # every proof passed its vacuity checks
+            assert result.details["premises_needed"] == row[4] and "not needed" not in str(result.details)
+            assert all(a["satisfiable"] for a in result.details["antecedents"])
 
 
 def test_obligations_cover_the_claims_and_name_registered_ones():
@@ -52,9 +64,22 @@ def test_obligations_cover_the_claims_and_name_registered_ones():
         assert "proofs" in CLAIMS[ob.claim].checked_by
         assert ob.statement and "\n" not in ob.statement
     refuted = {ob.name for ob in proofs.OBLIGATIONS if ob.expected == Result.REFUTED}
-    assert {"c1_commutative_needs_injectivity", "c4_bag_merge_not_commutative",
-            "c4_redelivery_changes_bag", "c5_key_without_tiebreak_not_total",
-            "c5_naive_float_lt_not_strict_weak"} == refuted
+    assert {"c1_commutative_needs_injectivity", "c3_sorted_unique_without_tiebreak",
+            "c4_bag_merge_not_commutative", "c4_redelivery_changes_bag",
+            "c5_key_without_tiebreak_not_total", "c5_naive_float_lt_not_strict_weak"} == refuted
+    links = {ob.name: ob.claim for ob in proofs.OBLIGATIONS if isinstance(ob, CodeCheck)}
+    assert links == {"c1_link_fragment_set_merge": "C1", "c2_link_fragment_set_order": "C2",
+                     "c3_link_canonical_order": "C3", "c4_link_bag_order": "C4", "c5_link_order_key": "C5",
+                     "c7_link_fragment_set_of": "C7"}
+
+
+def test_every_implication_claim_declares_its_antecedent():
+    """A claim written as A => B must list A for the vacuity check (law() does it)."""
+    for ob in proofs.OBLIGATIONS:
+        if isinstance(ob, Obligation) and ob.expected == Result.PROVED:
+            goal = ob.encode()
+            if z3.is_app_of(goal.claim, z3.Z3_OP_IMPLIES):
+                assert goal.claim.arg(0) in goal.hypotheses, ob.name
 
 
 @pytest.mark.parametrize("expected, goal, result, outcome", [
@@ -64,6 +89,9 @@ def test_obligations_cover_the_claims_and_name_registered_ones():
     (Result.PROVED, REFUTABLE, Result.REFUTED, Outcome.FAILS),
     (Result.PROVED, VACUOUS, Result.VACUOUS, Outcome.FAILS),
     (Result.REFUTED, VACUOUS, Result.VACUOUS, Outcome.FAILS),
+    (Result.PROVED, UNSAT_ANTECEDENT, Result.VACUOUS, Outcome.FAILS),
+    (Result.PROVED, STRAY_PREMISE, Result.UNNEEDED, Outcome.FAILS),
+    (Result.PROVED, KEPT_PREMISE, Result.PROVED, Outcome.HOLDS),
 ])
 def test_expected_versus_actual(expected, goal, result, outcome):
     verdict = discharge(fake(expected, goal), timeout_s=5)
@@ -142,7 +170,7 @@ def test_unwritable_smt2_directory_is_an_input_error(tmp_path: Path):
 def test_progress_is_reported():
     calls = []
     proofs.run(only="C4", progress=lambda task, done, total: calls.append((done, total)))
-    assert calls[0] == (0, 2) and calls[-1] == (2, 2)
+    assert calls[0] == (0, 3) and calls[-1] == (3, 3)
 
 
 def test_proofs_import_only_spec_z3_and_the_stdlib():
@@ -157,3 +185,60 @@ def test_proofs_import_only_spec_z3_and_the_stdlib():
                 continue
             for top in tops:
                 assert top in {"proofs", "spec", "z3"} or top in sys.stdlib_module_names, f"{path.name}: {top}"
+
+
+def test_vacuity_reports_each_premise_and_antecedent():
+    verdict = discharge(fake(Result.PROVED, KEPT_PREMISE), timeout_s=5)
+    assert verdict.vacuity.premises_text() == "1/1 needed, 1 kept"
+    assert [p.status for p in verdict.vacuity.premises] == ["needed", "kept: for the test"]
+    stray = discharge(fake(Result.PROVED, STRAY_PREMISE), timeout_s=5)
+    assert "x small" in stray.reason and stray.vacuity.premises_text() == "1/2 needed"
+    unsat = discharge(fake(Result.PROVED, UNSAT_ANTECEDENT), timeout_s=5)
+    assert "antecedent is unsatisfiable" in unsat.reason
+    report = proofs.run(timeout_s=5, obligations=[fake(Result.PROVED, PROVABLE)])
+    details = report.results[0].details
+    assert details["premises_needed"] == "1/1 needed" and details["premises"] == [
+        {"label": "x positive", "status": "needed"}]
+    assert report.tables[0].rows[0][4:6] == ["1/1 needed", "none"]
+
+
+def test_an_undecidable_needed_check_is_unknown_not_proved():
+    """The proof itself is easy, but whether the premise is needed is a hard query: unknown."""
+    a, b, c = z3.Ints("a b c")
+    hard = a * a * a + b * b * b != c * c * c
+    goal = Goal([premise("positive", a > 0, b > 0, c > 0), premise("hard", hard)], z3.And(hard, a > 0), "QF_NIA")
+    verdict = discharge(fake(Result.PROVED, goal), timeout_s=0.5)
+    assert verdict.result == Result.UNKNOWN and outcome_of(verdict) == Outcome.UNKNOWN
+
+
+def check(run, expected=Result.PROVED) -> CodeCheck:
+    return CodeCheck("fake_check", "C1", "a fake code check", expected, run)
+
+
+def test_code_checks_prove_refute_and_never_pass_on_a_crash_or_timeout():
+    assert discharge(check(lambda deadline: Finding(3)), 5).result == Result.PROVED
+    refuted = discharge(check(lambda deadline: Finding(2, {"case": "x"})), 5)
+    assert refuted.result == Result.REFUTED and refuted.witness == {"case": "x"} and refuted.cases == 2
+
+    def crash(deadline):
+        raise TypeError("the code under check crashed")
+
+    assert discharge(check(crash), 5).result == Result.UNKNOWN
+
+    def slow(deadline):
+        while True:
+            deadline()
+
+    timed_out = discharge(check(slow), 0.05)
+    assert timed_out.result == Result.UNKNOWN and "timeout" in timed_out.reason
+    report = proofs.run(timeout_s=5, obligations=[check(lambda deadline: Finding(3))])
+    assert report.results[0].details["cases"] == 3 and report.results[0].outcome == Outcome.HOLDS
+    assert report.tables[0].rows[0][4:6] == ["code link", "3 cases"]
+
+
+def test_only_takes_several_names_and_claims():
+    chosen = [ob.name for ob in proofs.select("c2_absorbing,C4")]
+    assert chosen == ["c2_absorbing", "c4_bag_merge_not_commutative", "c4_redelivery_changes_bag",
+                      "c4_link_bag_order"]
+    with pytest.raises(InputError, match="'nope'"):
+        proofs.select("c2_absorbing,nope")

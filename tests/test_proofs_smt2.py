@@ -1,5 +1,7 @@
 """Every exported obligation, re-checked by a second, independent solver (cvc5 from PyPI,
-through its SMT-LIB parser), gives Z3's answer: unsat for proved, sat for refuted."""
+through its SMT-LIB parser), gives Z3's answer: unsat for proved, sat for refuted.  Code checks
+(``c*_link_*`` rows that run spec's Python) have no SMT query and are not exported.  The
+vacuity queries are Z3's only; cvc5 re-checks the main query of each obligation."""
 
 from pathlib import Path
 
@@ -21,6 +23,7 @@ def cvc5_answer(path: Path, time_limit_ms: int = 60_000) -> str:
     solver = cvc5.Solver(tm)
     symbols = cvc5.SymbolManager(tm)
     solver.setOption("tlimit-per", str(time_limit_ms))
+    solver.setOption("arrays-exp", "true")  # constant arrays (the empty set in the C3 list proofs)
     parser = cvc5.InputParser(solver, symbols)
     parser.setFileInput(cvc5.InputLanguage.SMT_LIB_2_6, str(path))
     answers = []
@@ -44,8 +47,10 @@ def exported(tmp_path_factory):
 
 def test_one_file_per_obligation_with_header(exported):
     directory, report = exported
-    assert sorted(p.stem for p in directory.glob("*.smt2")) == sorted(proofs.names())
-    for row in report.results:
+    z3_rows = [ob.name for ob in proofs.OBLIGATIONS if isinstance(ob, proofs.Obligation)]
+    assert sorted(p.stem for p in directory.glob("*.smt2")) == sorted(z3_rows)
+    assert all(("smt2" in row.details) == (row.details["kind"] == "z3") for row in report.results)
+    for row in (r for r in report.results if "smt2" in r.details):
         text = Path(row.details["smt2"]).read_text()
         assert text.startswith(f"; canonmerge proof obligation: {row.check}\n")
         assert f"; expected: {ANSWER[row.details['expected']]} " in text
@@ -57,6 +62,8 @@ def test_cvc5_agrees_with_z3_on_every_obligation(exported):
     disagreements = []
     for row in report.results:
         assert row.outcome == Outcome.HOLDS
+        if "smt2" not in row.details:
+            continue
         z3_answer = ANSWER[row.details["result"]]
         other = cvc5_answer(Path(row.details["smt2"]))
         if other != z3_answer:

@@ -90,7 +90,7 @@ def test_gguf_checkpoint_file_or_directory_loads_offline_and_says_what_the_weigh
      + (1 << 40).to_bytes(8, "little"), "more bytes"),
     (b"GGUF" + (7).to_bytes(4, "little") + b"\0" * 40, "GGUF version 7"),
     (b"GGUF", "4 bytes"),
-])
+], ids=["magic", "truncated", "version", "tiny"])
 def test_malformed_gguf_exits_2_naming_the_file(tmp_path, capsys, content, problem):
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(content)

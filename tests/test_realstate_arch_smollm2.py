@@ -52,16 +52,16 @@ def test_text_agents_render_one_digest_and_decode_like_generate(smol):
     from realstate.fidelity import fidelity
     from realstate.render import canonical_render
 
-    runs = run_agents(smol, 2, latent_steps=1)  # real prompts through the tokenizer; capture checked
+    runs = run_agents(smol, 2, latent_steps=0)  # real prompts through the tokenizer; capture checked
     assert runs[0].prompt_ids == smol.tokenizer(DEFAULT_TEXT_PROMPTS[0], add_special_tokens=False)["input_ids"]
     a, b = (r.fragment for r in runs)
     rendered = canonical_render([a, b])
     assert rendered.digest() == canonical_render([b, a]).digest()
     prompt = runs[0].prompt_ids[:5]
-    ours = greedy_continue(smol, rendered.to_cache(), prompt, 3)
+    ours = greedy_continue(smol, rendered.to_cache(), prompt, 2)
     total = rendered.tokens + len(prompt)
     ids = torch.cat([torch.zeros(1, rendered.tokens, dtype=torch.long), torch.tensor([prompt])], dim=1)
-    generated = smol.model.generate(input_ids=ids, cache=rendered.to_cache(), max_new_tokens=3, do_sample=False,
+    generated = smol.model.generate(input_ids=ids, cache=rendered.to_cache(), max_new_tokens=2, do_sample=False,
                                     attention_mask=torch.ones(1, total, dtype=torch.long), pad_token_id=2)
     assert tuple(generated[0, total:].tolist()) == ours.tokens
     row = fidelity(smol, runs[0], [8192 - runs[0].fragment.tokens])[0]  # up to the model's last position

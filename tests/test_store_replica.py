@@ -138,7 +138,7 @@ def test_a_failed_write_leaves_no_temporary(tmp_path: Path) -> None:
         yield b"partial"
         raise OSError("disk full")
 
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(FragmentFormatError, match="cannot write: disk full"):
         store._write_atomic(FRAGMENTS[0].content_id.hex() + ".cmfrag", chunks())
     assert os.listdir(store.path) == [MARKER_NAME]
 

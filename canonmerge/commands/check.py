@@ -1,8 +1,9 @@
 """``canonmerge check``: the exhaustive checker and gossip explorer on realstate's own render.
 
-The backend is realstate's (``_backend()``), never a copy of its render; ``--plant`` wraps it in
-a planted-bug mutant to demonstrate that the checker catches that bug, and ``--replay`` re-runs a
-saved counterexample (exit 1 if it still reproduces, 0 if not, 2 for a malformed trace)."""
+The backend is realstate's (``_backend()``), never a copy of its render; ``--plant`` swaps one
+mechanic of realstate's engine for a planted-bug preset (``realstate.mutants``) to demonstrate
+that the checker catches it, and ``--replay`` re-runs a saved counterexample (exit 1 if it still
+reproduces, 0 if not, 2 for a malformed trace)."""
 
 from __future__ import annotations
 
@@ -10,25 +11,35 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from spec import ClaimResult, InputError, Outcome, PartReport, Progress, Table
+from spec import InputError, Outcome, PartReport, Progress, Table, registered
 
 PART = "modelcheck"
 DEFAULT_TRACE_DIR = "canonmerge-traces"
 
 
-def _backend() -> Any:
-    """realstate's backend: the real canonical render and BagMerge, never a copy.
+PLANTED = ("unstable-sort", "value-returning-sort", "reduced-precision-key", "no-tie-break",
+           "wrong-rope-sign", "theta-frequencies", "identity-dedup", "order-by-arrival")
+
+
+def _backend(mutant: str | None = None) -> Any:
+    """realstate's backend: the real canonical render and BagMerge, never a copy (with
+    ``mutant``, realstate's engine with that one planted bug).
 
     Imported here, not at module level, so that modelcheck itself never imports torch."""
     from realstate.backend import make_backend
 
-    return make_backend()
+    return make_backend(mutant)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from modelcheck.mutants import MUTANTS
-    from modelcheck.runner import DEFAULT_IN_FLIGHT, DEFAULT_MAX_STATES, MAX_EXHAUSTIVE_ARITY
+    from modelcheck.runner import (
+        DEFAULT_IN_FLIGHT,
+        DEFAULT_ITERATION,
+        DEFAULT_MAX_STATES,
+        MAX_EXHAUSTIVE_ARITY,
+    )
     from modelcheck.universes import UNIVERSES
+    from spec.fragment_set import ITERATION_ORDERS
 
     parser.add_argument("--max-arity", type=int, default=MAX_EXHAUSTIVE_ARITY, metavar="N",
                         help=f"check every set of N = 1..this many fragments exhaustively "
@@ -53,8 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--replay", type=Path, metavar="FILE",
                         help="re-execute a saved counterexample trace; exit 1 if it still reproduces")
     parser.add_argument("--plant", metavar="MUTANT",
-                        help="plant a known bug, to demonstrate that the checker catches it "
-                             f"(exit 1 with a trace): {', '.join(MUTANTS)}")
+                        help="swap one mechanic of realstate's engine for a known bug, to demonstrate "
+                             f"that the checker catches it (exit 1 with a trace): {', '.join(PLANTED)}")
+    parser.add_argument("--only", metavar="CLAIM|CHECK",
+                        help="run only the checks of one claim (e.g. C3) or one check by name")
+    parser.add_argument("--iteration", choices=ITERATION_ORDERS, default=DEFAULT_ITERATION,
+                        help="FragmentSet iteration order while checking (default %(default)s: a render "
+                             "that forgets to sort cannot hide behind id-ordered iteration)")
     parser.add_argument("--trace-dir", type=Path, default=Path(DEFAULT_TRACE_DIR), metavar="DIR",
                         help="where counterexample traces are saved (default ./%(default)s)")
 
@@ -66,7 +82,13 @@ def _replay(args: argparse.Namespace) -> PartReport:
     if args.plant is not None:
         raise InputError("--replay takes the mutant from the trace; drop --plant")
     trace = trace_io.load(args.replay)
-    result = replay(trace, _backend())
+    import modelcheck.properties  # noqa: F401  (registers the checks)
+
+    check = next((c for c in registered(PART) if c.name == trace["check"] and c.claim == trace["claim"]), None)
+    if check is None:
+        raise InputError(f"{args.replay}: the trace names check {trace['check']!r} ({trace['claim']}), "
+                         "which this canonmerge does not have")
+    result = replay(trace, _backend(trace["mutant"]))
     outcome = Outcome.FAILS if result.reproduced else Outcome.HOLDS
     figure = "violation reproduces" if result.reproduced else "no longer reproduces"
     if result.reproduced:
@@ -80,25 +102,30 @@ def _replay(args: argparse.Namespace) -> PartReport:
         ["universe", trace["universe"]], ["operations", str(len(trace["ops"]))],
         ["expected", result.expected], ["observed", result.observed]])
     notes = [n for n in [trace.get("note", "")] if n] + result.notes
-    return PartReport(PART, [ClaimResult(trace["claim"], PART, f"replay: {trace['check']}", outcome,
-                                         figure, 0.0, details)], [table], {"replay": details}, notes)
+    return PartReport(PART, [check.result(outcome, figure, 0.0, **details)], [table], {"replay": details}, notes)
 
 
 def run(args: argparse.Namespace, progress: Progress) -> PartReport:
     import modelcheck
-    from modelcheck.mutants import plant
+    from spec import select_checks
 
     if args.replay is not None:
         return _replay(args)
-    backend = plant(_backend(), args.plant)
+    if args.plant is not None and args.plant not in PLANTED:
+        raise InputError(f"--plant {args.plant!r}: unknown planted bug; known: {', '.join(PLANTED)}")
+    import modelcheck.properties  # noqa: F401  (registers the checks)
+
+    checks = select_checks(PART, args.only)
+    backend = _backend(args.plant)
     report = modelcheck.run(
         backend, max_arity=args.max_arity, universes=args.universe, replicas=args.replicas,
         fragments=args.fragments, in_flight=args.in_flight, randomized=args.randomized,
         redeliveries=args.redeliveries, gossip=not args.no_gossip, max_states=args.max_states,
-        max_depth=args.max_depth, trace_dir=args.trace_dir, progress=progress)
+        max_depth=args.max_depth, trace_dir=args.trace_dir, checks=checks,
+        iteration=args.iteration, progress=progress)
     if args.plant is not None:
-        report.notes.insert(0, f"planted bug {args.plant!r} (a demonstration): the checks that catch it "
-                               "FAIL, with replayable traces")
+        report.notes.insert(0, f"planted bug {args.plant!r} in realstate's engine (a demonstration): the "
+                               "checks that catch it FAIL, with replayable traces")
     return report
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from canonmerge.printing import print_table
+from canonmerge.terminal import terminal_safe
 from realstate.geometry import GEOMETRIES
 from realstate.settings import DEFAULT_GEOMETRY
 from spec import InputError, Table, content_id_hex
@@ -77,7 +78,7 @@ def _inspect(args: argparse.Namespace, console: Console) -> int:
             records.append(describe(load_fragment(path), path))
         except FragmentFormatError as exc:
             errors.append({"file": exc.source, "field": exc.field, "error": str(exc)})
-            print(f"canonmerge fragment inspect: error: {exc}", file=sys.stderr)
+            print(f"canonmerge fragment inspect: error: {terminal_safe(str(exc))}", file=sys.stderr)
     code = 2 if errors else 0
     if args.json:
         print(json.dumps({"command": "fragment inspect", "exit_code": code, "fragments": records,
@@ -95,15 +96,22 @@ def _make(args: argparse.Namespace, console: Console) -> int:
     from realstate.agents import run_agents
     from realstate.fragment_file import FILE_SUFFIX, load_fragment, save_fragment
     from realstate.models import load_seeded
+    from realstate.outputs import store_directory_of
 
     outdir = Path(args.outdir)
-    if outdir.exists() and not outdir.is_dir():
-        raise InputError(f"OUTDIR {outdir}: exists and is not a directory")
+    if os.path.lexists(outdir) and not outdir.is_dir():
+        raise InputError(f"{outdir}: OUTDIR exists and is not a directory")
+    if outdir.is_dir() and store_directory_of(outdir):
+        raise InputError(f"{outdir}: OUTDIR is a replica store; put fragments into a store with "
+                         f"'canonmerge store put', never by writing files into it")
     if args.agents < 1 or args.agents > 26:
         raise InputError(f"--agents must be between 1 and 26, got {args.agents}")
     lm = load_seeded(args.geometry, args.dtype, "cpu", args.seed)
     runs = run_agents(lm, args.agents, args.latent_steps, seed=args.seed)
-    outdir.mkdir(parents=True, exist_ok=True)
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"{outdir}: cannot create OUTDIR: {exc.strerror or exc}") from None
     records = []
     for run in runs:
         path = outdir / f"agent-{run.name}-{content_id_hex(run.fragment.content_id)[:12]}{FILE_SUFFIX}"
@@ -121,7 +129,7 @@ def _make(args: argparse.Namespace, console: Console) -> int:
     table = Table(f"fragment files written to {outdir}", ["agent", "file"] + FRAGMENT_COLUMNS)
     table.rows = [[r["agent"], Path(r["file"]).name] + fragment_row(r) for r in records]
     print_table(console, table)
-    console.print(f"note: {note}")
+    console.print(f"note: {note}", markup=False)
     return 0
 
 

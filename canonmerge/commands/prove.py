@@ -14,7 +14,8 @@ PART = "proofs"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", metavar="NAME",
-                        help="run one obligation by name, or every obligation of a claim id (e.g. C5)")
+                        help="run one obligation by name, or every obligation of a claim id (e.g. C5); "
+                             "several separated by commas")
     parser.add_argument("--timeout", metavar="S", type=float, default=DEFAULT_TIMEOUT_S,
                         help=f"seconds per obligation (default {DEFAULT_TIMEOUT_S:g}); "
                              "a timeout is reported as unknown, never as proved")

@@ -48,6 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompt", action="append", metavar="TEXT",
                         help="an agent's text prompt (repeat per agent; needs a model with a tokenizer: "
                              "--model, or --checkpoint with tokenizer files)")
+    parser.add_argument("--only", metavar="CLAIM|CHECK",
+                        help="run only the checks of one claim (e.g. C3) or one check by name")
+    parser.add_argument("--iteration", choices=["arrival", "id", "shuffled"], default="arrival",
+                        help="FragmentSet iteration order while checking (default %(default)s)")
 
 
 def settings_from(args: argparse.Namespace) -> ReplaySettings:
@@ -58,7 +62,7 @@ def settings_from(args: argparse.Namespace) -> ReplaySettings:
         geometry=args.geometry or DEFAULT_GEOMETRY, checkpoint=args.checkpoint, model=args.model,
         agents=args.agents, latent_steps=args.latent_steps, device=args.device, dtype=args.dtype, seed=args.seed,
         decode_tokens=args.decode_tokens, fidelity_offsets=args.fidelity_offsets,
-        prompts=tuple(args.prompt) if args.prompt else None,
+        prompts=tuple(args.prompt) if args.prompt else None, iteration=args.iteration,
     )
 
 
@@ -66,9 +70,13 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
     try:
         settings = settings_from(args)  # refuse bad flags before paying for torch
         settings.validate()
+        import realstate.properties  # noqa: F401  (registers the checks; torch-free)
+        from spec import select_checks
+
+        checks = select_checks(PART, args.only)
         from realstate.replay import run_replay
 
-        return run_replay(settings, progress)
+        return run_replay(settings, progress, checks=checks)
     except ArgumentError as exc:
         raise InputError(exc.as_flag(FLAGS.get(exc.argument, exc.argument))) from None
 

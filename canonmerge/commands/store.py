@@ -1,41 +1,49 @@
-"""``canonmerge store put | list | merge | render``: replica stores on disk.
+"""``canonmerge store put | list | merge | render | verify | clean``: replica stores, in a local
+directory or under ``s3://bucket/prefix`` (credentials and endpoint from boto3's standard chain).
 
-Every command validates all of its input before it writes anything, so a failing command leaves
-the store as it was (a new store is not even created).  ``render`` loads the model only to check
-that every fragment's fingerprint is the model's: fragments of another model never merge."""
+Every command validates its input before it writes: a failing ``put`` leaves the store as it
+was (a new store is not even created); a failing ``merge`` writes nothing unless the fragments
+it copies span several batches, and then only whole, valid ones.  ``render`` loads the model
+only to check that every fragment's fingerprint is the model's: fragments of another model
+never merge.  Outputs (``render --out``) are written atomically, never into a store."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from canonmerge.commands.fragment import FRAGMENT_COLUMNS, describe, fragment_row
 from canonmerge.printing import print_table
+from canonmerge.terminal import terminal_safe
 from realstate.geometry import GEOMETRIES
 from realstate.settings import DEFAULT_GEOMETRY
 from spec import InputError, Table, content_id_hex
 
 if TYPE_CHECKING:  # realstate loads torch: import it only when a command runs
-    from realstate.fragment import Fragment
-    from realstate.store import ReplicaStore
+    from realstate.stores import FragmentStore
+
+DEFAULT_CLEAN_AGE_S = 3600.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    where = "a directory or s3://bucket/prefix"
     put = sub.add_parser("put", help="validate fragment files and add them (creates the store if needed)")
-    put.add_argument("store", metavar="STORE")
+    put.add_argument("store", metavar="STORE", help=where)
     put.add_argument("files", nargs="+", metavar="FILE")
     listing = sub.add_parser("list", help="validate every fragment in a store and list them")
-    listing.add_argument("store", metavar="STORE")
-    merge = sub.add_parser("merge", help="add every fragment of SRC to DST (set union; creates DST)")
-    merge.add_argument("dst", metavar="DST")
-    merge.add_argument("src", metavar="SRC")
+    listing.add_argument("store", metavar="STORE", help=where)
+    merge = sub.add_parser("merge", help="anti-entropy: add every fragment of SRC that DST lacks (creates DST); "
+                                         "idempotent, and resumable after an interruption")
+    merge.add_argument("dst", metavar="DST", help=where)
+    merge.add_argument("src", metavar="SRC", help=where)
+    merge.add_argument("--workers", type=int, default=8, help="concurrent transfers (default %(default)s)")
     render = sub.add_parser("render", help="CanonicalMerge of a store for a model; digest and layout")
-    render.add_argument("store", metavar="STORE")
+    render.add_argument("store", metavar="STORE", help=where)
     source = render.add_mutually_exclusive_group(required=True)
     source.add_argument("--geometry", choices=sorted(GEOMETRIES),
                         help=f"a Qwen3 geometry with seeded weights (e.g. {DEFAULT_GEOMETRY})")
@@ -43,44 +51,45 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     render.add_argument("--dtype", choices=["bfloat16", "float16", "float32"], default="bfloat16")
     render.add_argument("--seed", type=int, default=0, help="seed of the seeded weights (default 0)")
     render.add_argument("--base", type=int, default=0, help="position of the first rendered token")
-    render.add_argument("--out", metavar="FILE", help="also save the rendered context as a fragment file")
-    for p in (put, listing, merge, render):  # also accept --json after the action
+    render.add_argument("--out", metavar="FILE", help="also save the rendered context as a fragment file "
+                                                      "(written atomically; never into a store)")
+    verify = sub.add_parser("verify", help="re-read and re-hash every fragment; report every corrupted one")
+    verify.add_argument("store", metavar="STORE", help=where)
+    clean = sub.add_parser("clean", help="remove leftovers of killed writers (temporary files; S3: "
+                                         "incomplete multipart uploads)")
+    clean.add_argument("store", metavar="STORE", help=where)
+    clean.add_argument("--older-than", type=float, default=DEFAULT_CLEAN_AGE_S, metavar="SECONDS",
+                       help="only leftovers older than this (default %(default)s; a live writer's are younger)")
+    for p in (put, listing, merge, render, verify, clean):  # also accept --json after the action
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                        help="print a machine-readable report")
 
 
-def _existing(path: str) -> ReplicaStore:
-    from realstate.store import ReplicaStore
-    return ReplicaStore(path)
-
-
-def _creating(path: str, incoming: list[Fragment]) -> ReplicaStore:
-    """Open or create ``path`` only once ``incoming`` is known to be one fingerprint's fragments."""
-    from realstate.store import ReplicaStore, require_one_fingerprint
-    require_one_fingerprint(incoming)
-    fresh = not os.path.lexists(path) or (os.path.isdir(path) and not os.listdir(path))
-    store = ReplicaStore(path, create=fresh)  # an existing path must already be a store
-    for fragment in incoming:
-        store.check_fingerprint(fragment, f"fragment {content_id_hex(fragment.content_id)}")
-    return store
+def _existing(location: str) -> FragmentStore:
+    from realstate.stores import open_store
+    return open_store(location)
 
 
 def _emit(args: argparse.Namespace, console: Console, report: dict[str, Any], table: Table | None,
-          lines: list[str]) -> int:
+          lines: list[str], code: int = 0) -> int:
     if args.json:
-        print(json.dumps({"exit_code": 0, **report}, indent=2))
-        return 0
+        print(json.dumps({"exit_code": code, **report}, indent=2))
+        return code
     if table is not None and table.rows:
-        print_table(console, table)
+        print_table(console, table)  # literal: markup escaped, control characters shown as escapes
     for line in lines:
-        console.print(line, markup=False)
-    return 0
+        console.print(terminal_safe(line), markup=False, highlight=False)
+    return code
 
 
 def _put(args: argparse.Namespace, console: Console) -> int:
     from realstate.fragment_file import load_fragment
+    from realstate.stores import open_store, require_one_fingerprint, store_is_absent
+
     incoming = [(path, load_fragment(path)) for path in args.files]  # all validated first
-    store = _creating(args.store, [f for _, f in incoming])
+    require_one_fingerprint([f for _, f in incoming])
+    store = open_store(args.store, create=store_is_absent(args.store))  # an existing one must be a store
+    store.check_fingerprints((fragment, path) for path, fragment in incoming)
     rows = []
     for path, fragment in incoming:
         added = store.put(fragment)
@@ -89,54 +98,69 @@ def _put(args: argparse.Namespace, console: Console) -> int:
     added = sum(r["status"] == "added" for r in rows)
     table = Table(f"store {args.store}: put", ["file", "id", "status"],
                   [[r["file"], r["id"][:16], r["status"]] for r in rows])
-    return _emit(args, console, {"command": "store put", "store": args.store, "added": added, "files": rows},
-                 table, [f"{added} added, {len(rows) - added} already present; the store holds {len(store)}"])
+    return _emit(args, console, {"command": "store put", "store": store.location, "kind": store.kind,
+                                 "added": added, "files": rows}, table,
+                 [f"{added} added, {len(rows) - added} already present; the store holds {len(store)}"])
 
 
 def _list(args: argparse.Namespace, console: Console) -> int:
     store = _existing(args.store)
-    records = [describe(f, str(store.path_of(f.content_id))) for f in store.fragments()]
+    listing = store.listing()
+    records = []
+    for fragment in store.fragments():
+        record = describe(fragment)
+        record.update(file=store.where(fragment.content_id), bytes=listing[fragment.content_id])
+        records.append(record)
     temporaries = store.temporaries()
     table = Table(f"store {args.store}: {len(records)} fragments (all validated)", FRAGMENT_COLUMNS,
                   [fragment_row(r) for r in records])
     lines = [f"{len(records)} fragments, {sum(r['tokens'] for r in records)} tokens"]
     if temporaries:
-        lines.append(f"{len(temporaries)} temporary files (writes in flight or left by killed writers; "
-                     f"not part of the state)")
-    return _emit(args, console, {"command": "store list", "store": args.store, "fragments": records,
-                                 "temporaries": temporaries}, table, lines)
+        lines.append(f"{len(temporaries)} leftovers of writers (in flight or killed; not part of the state; "
+                     f"'canonmerge store clean' removes old ones)")
+    return _emit(args, console, {"command": "store list", "store": store.location, "kind": store.kind,
+                                 "fragments": records, "temporaries": temporaries}, table, lines)
 
 
 def _merge(args: argparse.Namespace, console: Console) -> int:
-    source = _existing(args.src)
-    incoming = list(source.fragments())  # every source file validated before DST is touched
-    store = _creating(args.dst, incoming)
-    present = set(store.ids())
-    added = store.put_all(f for f in incoming if f.content_id not in present)
-    return _emit(args, console, {"command": "store merge", "dst": args.dst, "src": args.src, "added": added,
-                                 "total": len(store)}, None,
-                 [f"merged {args.src} into {args.dst}: {added} added, {len(incoming) - added} already "
-                  f"present; {args.dst} holds {len(store)}"])
+    from realstate.stores import open_store, store_is_absent
+    from realstate.stores.anti_entropy import describe as describe_merge
+    from realstate.stores.anti_entropy import merge_stores, refuse_nested
+
+    if not 1 <= args.workers <= 64:
+        raise InputError(f"--workers must be between 1 and 64, got {args.workers}")
+    refuse_nested(args.dst, args.src)  # before either is opened (or DST created)
+    source = open_store(args.src)
+    destination: FragmentStore | str = args.dst if store_is_absent(args.dst) else open_store(args.dst)
+    result = merge_stores(destination, source, workers=args.workers)
+    total = len(open_store(result.dst))
+    return _emit(args, console, {"command": "store merge", "dst": result.dst, "src": result.src,
+                                 "added": result.added, "already_present": result.listed - result.added,
+                                 "raced": result.raced, "bytes_copied": result.bytes_copied, "total": total,
+                                 "seconds": round(result.seconds, 3)}, None,
+                 [f"{describe_merge(result)}; {args.dst} holds {total}"])
 
 
 def _render(args: argparse.Namespace, console: Console) -> int:
     from realstate.fragment_file import FragmentFormatError, save_fragment
-    from realstate.models import load_checkpoint, load_seeded
-    from realstate.render import canonical_render
+    from realstate.outputs import check_output_path
 
+    if args.base < 0:
+        raise InputError(f"--base must be >= 0, got {args.base}")
+    if args.out is not None:
+        check_output_path(args.out, "--out")  # before the work, not after
     store = _existing(args.store)
     fragments = store.fragments()
     if not len(fragments):
         raise InputError(f"{args.store}: the store is empty; nothing to render")
-    if args.base < 0:
-        raise InputError(f"--base must be >= 0, got {args.base}")
-    if args.out is not None and os.path.isdir(args.out):
-        raise InputError(f"--out {args.out}: is a directory")
+    from realstate.models import load_checkpoint, load_seeded  # transformers: only once the input is good
+    from realstate.render import canonical_render
+
     lm = (load_checkpoint(args.checkpoint, args.dtype) if args.checkpoint
           else load_seeded(args.geometry, args.dtype, "cpu", args.seed))
     for fragment in fragments:
         if fragment.fingerprint != lm.fingerprint:
-            raise FragmentFormatError(str(store.path_of(fragment.content_id)), "fingerprint",
+            raise FragmentFormatError(store.where(fragment.content_id), "fingerprint",
                                       f"differs from the model's ({lm.source}: {lm.source_detail}) in "
                                       f"{lm.fingerprint.describe_mismatch(fragment.fingerprint)}")
     rendered = canonical_render(fragments, args.base)
@@ -157,10 +181,45 @@ def _render(args: argparse.Namespace, console: Console) -> int:
              f"model: {lm.source_detail} ({weights}); the bytes depend only on the fragments"]
     if args.out is not None:
         lines.append(f"rendered context saved to {args.out} as fragment {out_id}")
-    return _emit(args, console, {"command": "store render", "store": args.store, "digest": rendered.digest(),
+    return _emit(args, console, {"command": "store render", "store": store.location, "digest": rendered.digest(),
                                  "tokens": rendered.tokens, "base": args.base, "layout": layout,
                                  "model": lm.describe(), "out": args.out, "out_id": out_id}, table, lines)
 
 
+def _verify(args: argparse.Namespace, console: Console) -> int:
+    """Exit 2 when any fragment is corrupt (bad data in the store), 0 when every one re-hashes."""
+    report = _existing(args.store).verify()
+    table = Table(f"store {args.store}: corrupted fragments", ["fragment", "problem"],
+                  [[where, problem] for where, problem in report.corrupt])
+    lines = [f"{report.checked} fragments re-read and re-hashed ({report.bytes_read} bytes): "
+             + ("every one is intact" if report.ok else f"{len(report.corrupt)} CORRUPTED")]
+    if report.temporaries:
+        lines.append(f"{len(report.temporaries)} leftovers of writers (not part of the state)")
+    if not report.ok:
+        lines.append("a corrupted fragment is not repaired here: remove it and merge from a healthy replica")
+    code = 0 if report.ok else 2
+    if not report.ok and not args.json:
+        for where, problem in report.corrupt:
+            print(f"canonmerge store verify: error: {terminal_safe(where)}: {terminal_safe(problem)}",
+                  file=sys.stderr)
+    return _emit(args, console, {"command": "store verify", "store": report.location, "checked": report.checked,
+                                 "bytes_read": report.bytes_read, "ok": report.ok,
+                                 "corrupt": [{"fragment": w, "problem": p} for w, p in report.corrupt],
+                                 "temporaries": report.temporaries}, table, lines, code)
+
+
+def _clean(args: argparse.Namespace, console: Console) -> int:
+    if not 0 <= args.older_than <= 10 * 365 * 86400:
+        raise InputError(f"--older-than must be between 0 and ten years in seconds, got {args.older_than}")
+    store = _existing(args.store)
+    removed = store.clean_temporaries(args.older_than)
+    left = store.temporaries()
+    return _emit(args, console, {"command": "store clean", "store": store.location, "removed": removed,
+                                 "left": left}, None,
+                 [f"removed {len(removed)} leftovers older than {args.older_than:g} s; {len(left)} younger left "
+                  f"(possibly a live writer's)"])
+
+
 def run(args: argparse.Namespace, console: Console) -> int:
-    return {"put": _put, "list": _list, "merge": _merge, "render": _render}[args.action](args, console)
+    actions = {"put": _put, "list": _list, "merge": _merge, "render": _render, "verify": _verify, "clean": _clean}
+    return actions[args.action](args, console)

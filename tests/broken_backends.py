@@ -1,10 +1,9 @@
-"""Planted-bug mutants: generic wrappers that break exactly one piece of any ``Backend``.
+"""Test-only broken backends: wrappers that break exactly one piece of any ``Backend``.
 
-They exist to demonstrate that the checker catches real bugs (``canonmerge check --plant NAME``);
-nothing else uses them.  Every mutant renders through the wrapped backend's own primitives
-(``bag_digest``, ``order_value``, ``content_id``, ``render_as_fragment``), so the only difference
-from the correct backend is the planted bug.  A trace records the mutant's name, so ``--replay``
-rebuilds the same wrapper."""
+They test the checker's own machinery (counting, minimization, traces, replay) on the fast
+pure-Python reference backend.  They are NOT how the product shows it catches bugs: that is done
+by bugs planted in the source of realstate (``audit``) and by realstate ``Engine`` presets
+(``realstate.mutants``, ``canonmerge check --plant``), both of which run realstate's real render."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from modelcheck.backend import Backend, FragmentDesc, Geometry
-from spec import FragmentSet, InputError, canonical_order, total_order_bits
+from spec import FragmentSet, canonical_order, total_order_bits
 
 
 class _Wrapper:
@@ -22,7 +21,7 @@ class _Wrapper:
 
     def __init__(self, inner: Backend) -> None:
         self.inner = inner
-        self.name = f"{inner.name} [{self.mutant}]"
+        self.name = inner.name
 
     def build(self, geometry: Geometry, desc: FragmentDesc) -> Any:
         return self.inner.build(geometry, desc)
@@ -39,8 +38,14 @@ class _Wrapper:
     def order_key(self, fragment: Any) -> bytes:
         return self.inner.order_key(fragment)
 
-    def bag_digest(self, fragments: Sequence[Any]) -> str:
-        return self.inner.bag_digest(fragments)
+    def bag_digest(self, fragments: Sequence[Any], base: int = 0) -> str:
+        return self.inner.bag_digest(fragments, base)
+
+    def order_of(self, fragments: Sequence[Any]) -> list[bytes]:
+        return [self.inner.content_id(f) for f in self._order_list(list(fragments))]
+
+    def _order_list(self, fragments: list[Any]) -> list[Any]:
+        return self._canonical(fragments)
 
     def render_as_fragment(self, fragments: Sequence[Any]) -> Any:
         return self.inner.render_as_fragment(fragments)
@@ -79,8 +84,11 @@ class _ArrivalOrdered(_Wrapper):
     def render_order(self, state: tuple) -> list[bytes]:
         return [self.inner.content_id(f) for f in self._order([f for _, f in state])]
 
-    def render_digest(self, state: tuple) -> str:
-        return self.inner.bag_digest(self._order([f for _, f in state]))
+    def _order_list(self, fragments: list[Any]) -> list[Any]:
+        return self._order(fragments)
+
+    def render_digest(self, state: tuple, base: int = 0) -> str:
+        return self.inner.bag_digest(self._order([f for _, f in state]), base)
 
 
 class UnstableSort(_ArrivalOrdered):
@@ -160,8 +168,8 @@ class MergeKeepsDuplicates(_Wrapper):
     def render_order(self, state: tuple) -> list[bytes]:
         return [self.inner.content_id(f) for f in self._canonical(state)]
 
-    def render_digest(self, state: tuple) -> str:
-        return self.inner.bag_digest(self._canonical(state))
+    def render_digest(self, state: tuple, base: int = 0) -> str:
+        return self.inner.bag_digest(self._canonical(state), base)
 
 
 class IdentityDedup(_Wrapper):
@@ -185,8 +193,8 @@ class IdentityDedup(_Wrapper):
     def render_order(self, state: tuple) -> list[bytes]:
         return [self.inner.content_id(f) for f in self._canonical(state)]
 
-    def render_digest(self, state: tuple) -> str:
-        return self.inner.bag_digest(self._canonical(state))
+    def render_digest(self, state: tuple, base: int = 0) -> str:
+        return self.inner.bag_digest(self._canonical(state), base)
 
 
 # --- incremental merging ---------------------------------------------------------------------
@@ -222,8 +230,8 @@ class RenderDependsOnMergeTree(_Wrapper):
     def render_order(self, state: tuple) -> list[bytes]:
         return [c for c, _ in state[1]]
 
-    def render_digest(self, state: tuple) -> str:
-        return self.inner.bag_digest([state[0]])
+    def render_digest(self, state: tuple, base: int = 0) -> str:
+        return self.inner.bag_digest([state[0]], base)
 
 
 MUTANTS: dict[str, Callable[[Backend], Backend]] = {
@@ -233,19 +241,13 @@ MUTANTS: dict[str, Callable[[Backend], Backend]] = {
 }
 
 
-def plant(backend: Backend, name: str | None) -> Backend:
-    """``backend`` with the named bug planted (``None``: unchanged)."""
-    if name is None:
-        return backend
-    try:
-        return MUTANTS[name](backend)
-    except KeyError:
-        raise InputError(f"unknown mutant {name!r}; known: {', '.join(MUTANTS)}") from None
+def plant(backend: Backend, name: str) -> Backend:
+    """``backend`` with the named test-only bug planted."""
+    return MUTANTS[name](backend)
 
 
-def base_backend(backend: Backend) -> tuple[Backend, str | None]:
-    """The real backend under a mutant wrapper, and the mutant's name (``None`` if unwrapped)."""
-    mutant = getattr(backend, "mutant", None)
-    if mutant and isinstance(backend, _Wrapper):
-        return backend.inner, mutant
-    return backend, None
+def replay_planted(trace: dict[str, Any], base: Backend) -> Any:
+    """Replay ``trace`` on ``base`` with the trace's test-only bug planted again (if any)."""
+    from modelcheck.replay import replay
+
+    return replay(trace, plant(base, trace["mutant"]) if trace["mutant"] else base)

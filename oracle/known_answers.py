@@ -1,0 +1,278 @@
+"""Known-answer vectors (like an RFC's test vectors): fixed fragments and what the definition says
+about them — fingerprint digests, content ids, order values m, order keys, canonical orders and
+render digests — computed here by the oracle alone.
+
+``python -m oracle.known_answers`` prints the vectors as JSON (the committed copy is
+``oracle/vectors.json``); ``--markdown`` prints the tables of docs/VECTORS.md.  The product
+recomputes every answer with its own code (``realstate.vectors.check_known_answers``).  A change
+of any answer is a format change: regenerate deliberately, and say so in the change log.
+
+The inputs are built by rules stated below so that a reader can rebuild them by hand:
+
+* element (l, h, t, d) of fragment tensor with seed s holds q/4 where
+  q = (11·l + 7·h + 5·t + 3·d + 13·s) mod 17 − 8, exactly representable in every format;
+* then the listed special bit patterns overwrite single elements (±0, subnormals, the largest
+  finite values, an infinity, NaNs with payloads);
+* twins: "C" is "A" with its two heads swapped (same m, another id); "G" is "E" negated
+  (same m, another id) — the ties the content id must break."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import struct
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from oracle.formats import storage_format
+from oracle.order import float_of_bits
+from oracle.render import FragmentData, RenderBytes, bag_render, canonical_render, naive_render
+
+VECTORS_FORMAT = "canonmerge-known-answer-vectors"
+VECTORS_VERSION = 1
+LAYERS, HEADS, HEAD_DIM = 4, 2, 4
+INV_FREQ = (1.0, 0.01)
+ROPE_THETA = 10000.0
+MAX_POSITIONS = 32768
+
+
+def _f64_hex(x: float) -> str:
+    return struct.pack(">d", x).hex()
+
+
+def fingerprint_json(dtype: str) -> str:
+    """The fingerprint in its canonical JSON spelling (docs/FORMAT.md: sorted keys, ``,``/``:``
+    separators, lowercase hex float64 patterns).  Written out here, not taken from the product."""
+    fields = {
+        "version": 1,
+        "architecture": "KnownAnswerVectors",
+        "layers": LAYERS,
+        "kv_heads": HEADS,
+        "head_dim": HEAD_DIM,
+        "dtype": dtype,
+        "rope": "neox-rotate-half",
+        "inv_freq_f64": [_f64_hex(f) for f in INV_FREQ],
+        "rope_theta_f64": _f64_hex(ROPE_THETA),
+        "max_positions": MAX_POSITIONS,
+        "weights": "synthetic:canonmerge-known-answer-vectors-v1",
+    }
+    return json.dumps(fields, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class FragmentSpec:
+    """How one vector fragment is built: shape, start, seeds and the special elements."""
+
+    label: str
+    dtype: str
+    tokens: int
+    start: int
+    key_seed: int
+    value_seed: int
+    key_specials: tuple[tuple[tuple[int, int, int, int], int], ...] = ()
+    value_specials: tuple[tuple[tuple[int, int, int, int], int], ...] = ()
+    twin_of: str = ""  # build from another fragment instead of the seeds
+    twin: str = ""  # "swap-heads" or "negate"
+    why: str = ""
+
+
+FRAGMENTS: tuple[FragmentSpec, ...] = (
+    FragmentSpec("A", "bfloat16", 2, 0, 1, 2,
+                 key_specials=(((2, 0, 0, 1), 0x8000), ((2, 1, 1, 3), 0x0000), ((2, 0, 1, 2), 0x0001),
+                               ((0, 1, 0, 0), 0x807F), ((1, 0, 1, 0), 0x7F7F), ((1, 0, 1, 2), 0xFF7F)),
+                 value_specials=(((3, 1, 0, 2), 0x7FA5), ((0, 0, 1, 1), 0x8000)),
+                 why="-0, +0 and subnormals in the middle layer; the largest finite values, whose "
+                     "rotation overflows to infinity; a signalling-NaN value bit pattern that must "
+                     "be copied untouched"),
+    FragmentSpec("B", "bfloat16", 3, 5, 3, 4,
+                 key_specials=(((0, 0, 2, 0), 0xFF80),),
+                 why="starts at position 5; -inf in a key of layer 0 (rotates to infinities)"),
+    FragmentSpec("C", "bfloat16", 2, 0, 0, 0, twin_of="A", twin="swap-heads",
+                 why="A with its heads swapped: the same m as A, another content id"),
+    FragmentSpec("D", "bfloat16", 1, 10, 5, 6, key_specials=(((2, 0, 0, 0), 0xFFC1),),
+                 why="a negative NaN with a payload in the middle layer: m is the canonical +NaN"),
+    FragmentSpec("E", "float32", 2, 0, 7, 8,
+                 key_specials=(((2, 0, 0, 0), 0x80000000), ((2, 1, 0, 1), 0x00000001),
+                               ((2, 0, 1, 3), 0x807FFFFF), ((3, 1, 1, 0), 0x7F7FFFFF),
+                               ((3, 1, 1, 2), 0x7F7FFFFF)),
+                 why="-0 and subnormals in the middle layer; the largest finite float32 in a "
+                     "rotation pair (overflows)"),
+    FragmentSpec("F", "float32", 2, 3, 9, 10, why="starts at position 3"),
+    FragmentSpec("G", "float32", 2, 0, 0, 0, twin_of="E", twin="negate",
+                 why="E with every key and value negated: the same m as E, another content id"),
+    FragmentSpec("H", "float16", 2, 4, 11, 12,
+                 key_specials=(((2, 0, 0, 0), 0x0001), ((2, 1, 1, 1), 0x83FF), ((1, 1, 0, 0), 0x7BFF),
+                               ((1, 1, 0, 2), 0x7BFF)),
+                 why="float16 subnormals in the middle layer; the largest finite float16 in a "
+                     "rotation pair (overflows to infinity)"),
+    FragmentSpec("I", "float16", 3, 0, 13, 14, why="a plain float16 fragment"),
+)
+
+# (name, mode, fragment labels in input order, base); a render whose keys would hold a rotated
+# NaN is not listed: its NaN bits are not specified, so its digest is not an answer.
+RENDERS: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
+    ("bf16-canonical-base0", "canonical", ("A", "B", "C"), 0),
+    ("bf16-canonical-base1000", "canonical", ("A", "B", "C"), 1000),
+    ("bf16-canonical-permuted-redelivered", "canonical", ("C", "B", "A", "C"), 0),
+    ("bf16-canonical-nan-unrotated", "canonical", ("D", "A", "B", "C"), 3),
+    ("bf16-bag-duplicate", "bag", ("B", "A", "B"), 0),
+    ("bf16-naive", "naive", ("B", "A"), 3),
+    ("f32-canonical-base0", "canonical", ("E", "F", "G"), 0),
+    ("f32-canonical-base12345", "canonical", ("G", "F", "E"), 12345),
+    ("f32-bag", "bag", ("F", "E"), 2),
+    ("f16-canonical-base0", "canonical", ("H", "I"), 0),
+    ("f16-canonical-base777", "canonical", ("I", "H"), 777),
+)
+
+
+def _seeded_bits(dtype: str, tokens: int, seed: int) -> np.ndarray:
+    layer, head, token, dim = np.meshgrid(np.arange(LAYERS), np.arange(HEADS), np.arange(tokens),
+                                          np.arange(HEAD_DIM), indexing="ij")
+    q = (11 * layer + 7 * head + 5 * token + 3 * dim + 13 * seed) % 17 - 8
+    exact = (q / 4.0).astype(np.float32)  # q/4 has at most 4 significant bits: exact everywhere
+    if dtype == "float32":
+        return exact.view(np.uint32).copy()
+    if dtype == "bfloat16":
+        return (exact.view(np.uint32) >> 16).astype(np.uint16)
+    return exact.astype(np.float16).view(np.uint16).copy()
+
+
+def _apply(bits: np.ndarray, specials: Sequence[tuple[tuple[int, int, int, int], int]]) -> np.ndarray:
+    out = bits.copy()
+    for where, pattern in specials:
+        out[where] = pattern
+    return out
+
+
+def _build(spec: FragmentSpec, built: dict[str, tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    if spec.twin_of:
+        keys, values = built[spec.twin_of]
+        if spec.twin == "swap-heads":
+            return keys[:, ::-1].copy(), values[:, ::-1].copy()
+        sign = np.array(storage_format(spec.dtype).sign_mask, dtype=keys.dtype)
+        return keys ^ sign, values ^ sign
+    keys = _apply(_seeded_bits(spec.dtype, spec.tokens, spec.key_seed), spec.key_specials)
+    values = _apply(_seeded_bits(spec.dtype, spec.tokens, spec.value_seed), spec.value_specials)
+    return keys, values
+
+
+def _hex_elements(bits: np.ndarray, digits: int) -> list[str]:
+    return [f"{int(b):0{digits}x}" for b in bits.reshape(-1)]
+
+
+def generate() -> dict[str, Any]:
+    """Every vector, inputs and answers, as plain JSON data."""
+    fingerprints = {}
+    for dtype in ("bfloat16", "float16", "float32"):
+        text = fingerprint_json(dtype)
+        fingerprints[dtype] = {"canonical_json": text, "digest": hashlib.sha256(text.encode("ascii")).hexdigest()}
+    built: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    data: dict[str, FragmentData] = {}
+    fragments = {}
+    for spec in FRAGMENTS:
+        keys, values = built[spec.label] = _build(spec, built)
+        fmt = storage_format(spec.dtype)
+        digest = bytes.fromhex(fingerprints[spec.dtype]["digest"])
+        f = data[spec.label] = FragmentData(digest, spec.dtype, LAYERS, HEADS, spec.tokens, HEAD_DIM, spec.start,
+                                            keys.astype(fmt.bits_dtype).tobytes(),
+                                            values.astype(fmt.bits_dtype).tobytes())
+        fragments[spec.label] = {
+            "why": spec.why,
+            "dtype": spec.dtype,
+            "shape": list(f.shape),
+            "start": spec.start,
+            "keys": _hex_elements(keys, fmt.width // 4),
+            "values": _hex_elements(values, fmt.width // 4),
+            "answers": {
+                "content_id": f.content_id.hex(),
+                "m_bits": f"{f.order_value_bits:016x}",
+                "m": float_of_bits(f.order_value_bits).hex(),
+                "order_key": f.order_key.hex(),
+            },
+        }
+    renders = []
+    label_of = {f.content_id: label for label, f in data.items()}
+    for name, mode, labels, base in RENDERS:
+        inputs = [data[label] for label in labels]
+        inv_freq = INV_FREQ
+        result: RenderBytes = {"canonical": canonical_render, "bag": bag_render,
+                               "naive": naive_render}[mode](inputs, inv_freq, base)
+        renders.append({
+            "name": name,
+            "mode": mode,
+            "inputs": list(labels),
+            "base": base,
+            "answers": {
+                "layout": [[label_of[cid], offset] for cid, offset in result.layout],
+                "tokens": result.shape[2],
+                "digest": result.digest,
+            },
+        })
+    return {
+        "format": VECTORS_FORMAT,
+        "version": VECTORS_VERSION,
+        "inv_freq_f64": [_f64_hex(f) for f in INV_FREQ],
+        "fingerprints": fingerprints,
+        "fragments": fragments,
+        "renders": renders,
+    }
+
+
+def markdown(vectors: dict[str, Any]) -> str:
+    """The tables of docs/VECTORS.md (between its BEGIN/END markers)."""
+    lines = ["### Fingerprints", "", "| dtype | SHA-256 of the canonical JSON |", "|---|---|"]
+    for dtype, fp in vectors["fingerprints"].items():
+        lines.append(f"| {dtype} | `{fp['digest']}` |")
+    lines += ["", "Canonical JSON (bfloat16; the others differ only in `dtype`):", "", "```",
+              vectors["fingerprints"]["bfloat16"]["canonical_json"], "```", "", "### Fragments", ""]
+    for label, f in vectors["fragments"].items():
+        a = f["answers"]
+        lines += [f"#### {label}: {f['dtype']}, shape {f['shape']}, start {f['start']}", "",
+                  f["why"][:1].upper() + f["why"][1:] + ".", "",
+                  "| answer | value |", "|---|---|",
+                  f"| content id | `{a['content_id']}` |",
+                  f"| m (float64 bits) | `{a['m_bits']}` (`{a['m']}`) |",
+                  f"| order key | `{a['order_key']}` |", "",
+                  "Element bit patterns, one line per (tensor, layer, head), tokens separated by `|`:", "", "```"]
+        layers, heads, tokens, dim = f["shape"]
+        for kind in ("keys", "values"):
+            flat = f[kind]
+            for layer in range(layers):
+                for head in range(heads):
+                    row = []
+                    for token in range(tokens):
+                        at = ((layer * heads + head) * tokens + token) * dim
+                        row.append(" ".join(flat[at:at + dim]))
+                    lines.append(f"{kind[0]}[{layer}][{head}] " + " | ".join(row))
+        lines += ["```", ""]
+    lines += ["### Renders", "", "| name | mode | inputs (in order) | base | layout (fragment@offset) | digest |",
+              "|---|---|---|---|---|---|"]
+    for r in vectors["renders"]:
+        a = r["answers"]
+        layout = " ".join(f"{label}@{offset}" for label, offset in a["layout"])
+        lines.append(f"| {r['name']} | {r['mode']} | {' '.join(r['inputs'])} | {r['base']} | {layout} | "
+                     f"`{a['digest']}` |")
+    return "\n".join(lines) + "\n"
+
+
+def dumps(vectors: dict[str, Any]) -> str:
+    return json.dumps(vectors, indent=1) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m oracle.known_answers",
+                                     description="Print canonmerge's known-answer vectors, computed by the oracle.")
+    parser.add_argument("--markdown", action="store_true", help="print the docs/VECTORS.md tables instead of JSON")
+    args = parser.parse_args(argv)
+    vectors = generate()
+    sys.stdout.write(markdown(vectors) if args.markdown else dumps(vectors))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

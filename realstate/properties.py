@@ -1,0 +1,84 @@
+"""Every check ``canonmerge realstate`` runs, registered under its claim with its expectation.
+
+The replay (``realstate.replay``) has one function per claim that runs these checks on caches
+from a real transformers model; ``spec.registered("realstate")`` is the index of what this part
+checks."""
+
+from __future__ import annotations
+
+from spec import Expect, register
+
+PART = "realstate"
+ALWAYS, SOMETIMES = Expect.ALWAYS, Expect.SOMETIMES
+
+REDELIVERY = register(
+    "C2", PART, "re-delivery leaves the canonical render unchanged", ALWAYS,
+    "for every arity, every schedule with one re-delivered copy renders like the set")
+PERMUTATIONS = register(
+    "C3", PART, "permutations render one digest", ALWAYS,
+    "for every arity n, all n! delivery orders of the agents' fragments render one digest")
+TREES = register(
+    "C3", PART, "merge trees render the same digest", ALWAYS,
+    "every binary merge tree over every leaf order renders the digest of the set")
+CROSS_DEVICE = register(
+    "C3", PART, "canonical render has the same SHA-256 on CPU and the device", ALWAYS,
+    "the canonical render computed on the device equals the one computed on the CPU, byte for byte")
+BAG_ORDER = register(
+    "C4", PART, "BagMerge order dependence", SOMETIMES,
+    "some arity has two delivery orders whose BagMerge bytes differ")
+BAG_REDELIVERY = register(
+    "C4", PART, "BagMerge re-delivery", SOMETIMES,
+    "some re-delivered copy changes the BagMerge bytes")
+KEY_EXACT = register(
+    "C5", PART, "order key equals the exact reference", ALWAYS,
+    "the engine's key of every fragment equals (total_order_bits(m), id) with m from the exact "
+    "Fraction reference")
+TIES = register(
+    "C5", PART, "tied m (head-swapped twin) still orders uniquely", ALWAYS,
+    "a fragment and its head-swapped twin (bit-identical m, other id) sort and render one way "
+    "from every input order")
+PAIR = register(
+    "C6", PART, "n = 2 canonical render equals one BagMerge order", ALWAYS,
+    "the canonical render of two fragments equals BagMerge in one of its two orders")
+DECODE = register(
+    "C8", PART, "greedy decode identical for every permutation", ALWAYS,
+    "the final agent decodes the same tokens (and logits bytes) from every permutation's render")
+FREQUENCIES = register(
+    "C8", PART, "re-encoding uses the model's own rotary frequencies", ALWAYS,
+    "the frequencies the engine re-encodes with are bit for bit the loaded model's inv_freq")
+FIDELITY = register(
+    "C8", PART, "re-encoding fidelity", ALWAYS,
+    "re-encoded keys match the model's own RoPE of the same pre-RoPE keys at the target offset, "
+    "above the storage dtype's cosine floor on every layer")
+ORACLE = register(
+    "C3", PART, "render equals the independent oracle", ALWAYS,
+    "every distinct render the replay made, plus the full set in canonical, bag and naive mode at "
+    "base 0 and at a non-zero base, and every fragment's content id, m and key, equal the "
+    "independently written reference (oracle/) byte for byte (where it re-encodes a key to NaN, "
+    "any NaN is accepted)")
+KNOWN_IDS = register(
+    "C5", PART, "known answers: fingerprint digests and content ids", ALWAYS,
+    "the published known-answer vectors (docs/VECTORS.md): fingerprint digests and content ids")
+KNOWN_M = register(
+    "C5", PART, "known answers: order values m (float64 bits, canonical NaN)", ALWAYS,
+    "the published known-answer vectors: the order statistic's float64 bits")
+KNOWN_KEYS = register(
+    "C5", PART, "known answers: order keys (totalOrder bits ++ content id)", ALWAYS,
+    "the published known-answer vectors: the 40-byte order keys")
+KNOWN_RENDERS = register(
+    "C3", PART, "known answers: render layouts and digests", ALWAYS,
+    "the published known-answer vectors: canonical, bag and naive render layouts and digests, "
+    "at base 0 and non-zero bases")
+SOAK_CONVERGE = register(
+    "C7", PART, "soak: real processes converge under faults", ALWAYS,
+    "canonmerge soak: agent and anti-entropy processes under a nemesis (SIGKILL mid-put and "
+    "mid-merge, endpoint restarts, torn uploads, duplicated and reordered merges) end with every "
+    "replica holding one set and rendering one SHA-256")
+SOAK_DURABLE = register(
+    "C2", PART, "soak: every acknowledged put is present on every replica", ALWAYS,
+    "canonmerge soak: nothing acknowledged is lost and nothing unpublished appears")
+REPLICATE = register(
+    "C7", PART, "distributed replay: ranks render one digest", ALWAYS,
+    "canonmerge replicate: torch.distributed ranks each deliver the same fragments in their own "
+    "order with re-deliveries and drops, merge, render, and all-gather one digest (equal to the "
+    "launcher's own render)")

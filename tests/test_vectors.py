@@ -1,0 +1,106 @@
+"""Known-answer vectors: the committed data is what the oracle computes, the product recomputes
+every answer, the docs publish the same tables, and a changed answer fails the check.
+(Source-level planted bugs that the vectors catch: tests/test_oracle_mutants.py.)"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from oracle.known_answers import dumps, generate, markdown
+from realstate.vectors import check_known_answers, default_vectors_path, load_vectors
+from spec import InputError
+
+ROOT = Path(__file__).resolve().parents[1]
+BEGIN, END = "<!-- BEGIN GENERATED: python -m oracle.known_answers --markdown -->", "<!-- END GENERATED -->"
+
+
+@pytest.fixture(scope="module")
+def vectors():
+    return load_vectors()
+
+
+def test_the_committed_vectors_are_what_the_oracle_computes(vectors):
+    assert default_vectors_path() == ROOT / "oracle" / "vectors.json"
+    assert dumps(generate()) == default_vectors_path().read_text(encoding="utf-8")
+
+
+def test_the_product_reproduces_every_known_answer():
+    rows = check_known_answers()
+    assert [(r.claim, r.outcome.value) for r in rows] == [("C5", "holds")] * 3 + [("C3", "holds")]
+    assert all(r.part == "realstate" and r.figure.endswith("vectors match") for r in rows)
+    assert sum(int(r.figure.split("/")[1].split()[0]) for r in rows) == 15 + 9 + 9 + 22
+
+
+def test_docs_publish_the_generated_tables(vectors):
+    text = (ROOT / "docs" / "VECTORS.md").read_text(encoding="utf-8")
+    published = text.split(BEGIN, 1)[1].split(END, 1)[0]
+    assert published.strip() == markdown(vectors).strip()
+
+
+def test_a_few_answers_recomputed_by_hand(vectors):
+    """A third, trivial implementation of the content id, and facts the vectors must show."""
+    fps = vectors["fragments"]
+    a = fps["A"]
+    header = struct.pack("<8s32sB3xIIQIq", b"CMFRAG01", bytes.fromhex(vectors["fingerprints"]["bfloat16"]["digest"]),
+                         1, 4, 2, a["shape"][2], 4, a["start"])
+    raw = b"".join(int(h, 16).to_bytes(2, "little") for h in a["keys"] + a["values"])
+    assert hashlib.sha256(header + raw).hexdigest() == a["answers"]["content_id"]
+    assert fps["D"]["answers"]["m_bits"] == "7ff8000000000000"  # canonical NaN, whatever the key's NaN
+    assert fps["D"]["answers"]["order_key"].startswith("fff8000000000000")
+    assert fps["A"]["answers"]["m_bits"] == fps["C"]["answers"]["m_bits"]  # twins tie on m ...
+    assert fps["E"]["answers"]["m_bits"] == fps["G"]["answers"]["m_bits"]
+    assert fps["A"]["answers"]["content_id"] != fps["C"]["answers"]["content_id"]  # ... not on the key
+    renders = {r["name"]: r for r in vectors["renders"]}
+    assert renders["bf16-canonical-nan-unrotated"]["answers"]["layout"][-1] == ["D", fps["D"]["start"]]
+    assert (renders["bf16-canonical-base0"]["answers"]["digest"]
+            == renders["bf16-canonical-permuted-redelivered"]["answers"]["digest"])
+    assert (renders["bf16-canonical-base0"]["answers"]["digest"]
+            != renders["bf16-canonical-base1000"]["answers"]["digest"])
+
+
+def _tampered(tmp_path, change):
+    data = json.loads(default_vectors_path().read_text(encoding="utf-8"))
+    change(data)
+    path = tmp_path / "vectors.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return {r.check.removeprefix("known answers: "): r for r in check_known_answers(path)}
+
+
+def test_a_changed_answer_fails_its_row_and_names_the_vector(tmp_path):
+    def flip(data):
+        answer = data["renders"][3]["answers"]
+        answer["digest"] = ("0" if answer["digest"][0] != "0" else "1") + answer["digest"][1:]
+
+    rows = _tampered(tmp_path, flip)
+    row = rows["render layouts and digests"]
+    assert row.outcome.value == "fails" and row.figure == "21/22 vectors match"
+    assert row.details["mismatches"][0]["vector"] == "bf16-canonical-nan-unrotated digest"
+    assert all(r.outcome.value == "holds" for name, r in rows.items() if name != "render layouts and digests")
+
+
+def test_a_fingerprint_the_product_no_longer_reads_fails_as_a_format_change(tmp_path):
+    def rename(data):
+        fp = json.loads(data["fingerprints"]["float32"]["canonical_json"])
+        fp["version"] = 2
+        data["fingerprints"]["float32"]["canonical_json"] = json.dumps(fp)
+
+    rows = _tampered(tmp_path, rename)
+    problems = [m.get("problem", "") for m in rows["fingerprint digests and content ids"].details["mismatches"]]
+    assert any("format change" in p for p in problems)
+    assert rows["render layouts and digests"].outcome.value == "fails"
+
+
+def test_unreadable_or_foreign_vector_files_are_input_errors(tmp_path):
+    with pytest.raises(InputError, match="cannot read"):
+        load_vectors(tmp_path / "missing.json")
+    (tmp_path / "bad.json").write_text("{", encoding="utf-8")
+    with pytest.raises(InputError, match="not valid JSON"):
+        load_vectors(tmp_path / "bad.json")
+    (tmp_path / "other.json").write_text('{"format": "something else"}', encoding="utf-8")
+    with pytest.raises(InputError, match="not a canonmerge-known-answer-vectors file"):
+        load_vectors(tmp_path / "other.json")
