@@ -15,13 +15,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from realstate import properties as P
 from spec import ClaimResult, Outcome
 
-PART = "realstate"
-UNIQUENESS_CHECK = "bench: one CanonicalMerge answer over all k! input orders"
-RENDER_CHECK = "bench: one CanonicalMerge digest over all k! orders and re-deliveries"
-ABSORB_CHECK = "bench: a re-delivered fragment leaves the state unchanged"
-BAG_CHECK = "bench: BagMerge bytes change with order and re-delivery"
+UNIQUENESS_CHECK = P.BENCH_UNIQUENESS.name
+RENDER_CHECK = P.BENCH_RENDER.name
+ABSORB_CHECK = P.BENCH_ABSORB.name
+BAG_CHECK = P.BENCH_BAG.name
 
 
 def _outcome(ok: bool) -> Outcome:
@@ -49,21 +49,24 @@ def structural_results(records: Sequence[dict[str, Any]], model: str, seconds: f
                      if not r["structure"]["redelivery_bag_changed"]]
     share = seconds / 4
     return [
-        ClaimResult("C8", PART, UNIQUENESS_CHECK, _outcome(not many_answers and not many_logits),
-                    f"{decodes} decodes in {where}: {len(many_answers)} cells with >1 answer, "
-                    f"{len(many_logits)} with >1 first-step logits", share,
-                    {"cells": cells, "decodes": decodes, "cells_with_several_answers": many_answers[:20],
-                     "cells_with_several_logits": many_logits[:20]}),
-        ClaimResult("C3", PART, RENDER_CHECK, _outcome(not many_digests and not redelivery_differs),
-                    f"{where}: {len(many_digests)} with >1 digest, {len(redelivery_differs)} where a re-delivery "
-                    "changed the bytes", share,
-                    {"cells": cells, "cells_with_several_digests": many_digests[:20],
-                     "cells_where_redelivery_changed_bytes": redelivery_differs[:20]}),
-        ClaimResult("C2", PART, ABSORB_CHECK, _outcome(not not_absorbed),
-                    f"{where}: {len(not_absorbed)} where a re-delivery grew the state", share,
-                    {"cells": cells, "cells_not_absorbed": not_absorbed[:20]}),
-        ClaimResult("C4", PART, BAG_CHECK, _outcome(bag_witnesses > 0 and not bag_unchanged),
-                    f"{where}: {bag_witnesses} with >1 BagMerge digest; {len(bag_unchanged)} where a re-delivery "
-                    "left BagMerge's bytes unchanged", share,
-                    {"cells": cells, "order_witness_cells": bag_witnesses, "redelivery_unchanged": bag_unchanged[:20]}),
+        P.BENCH_UNIQUENESS.result(
+            _outcome(not many_answers and not many_logits),
+            f"{decodes} decodes in {where}: {len(many_answers)} cells with >1 answer, "
+            f"{len(many_logits)} with >1 first-step logits", share,
+            cells=cells, decodes=decodes, cells_with_several_answers=many_answers[:20],
+            cells_with_several_logits=many_logits[:20]),
+        P.BENCH_RENDER.result(
+            _outcome(not many_digests and not redelivery_differs),
+            f"{where}: {len(many_digests)} with >1 digest, {len(redelivery_differs)} where a re-delivery "
+            "changed the bytes", share,
+            cells=cells, cells_with_several_digests=many_digests[:20],
+            cells_where_redelivery_changed_bytes=redelivery_differs[:20]),
+        P.BENCH_ABSORB.result(
+            _outcome(not not_absorbed), f"{where}: {len(not_absorbed)} where a re-delivery grew the state", share,
+            cells=cells, cells_not_absorbed=not_absorbed[:20]),
+        P.BENCH_BAG.result(
+            _outcome(bag_witnesses > 0 and not bag_unchanged),
+            f"{where}: {bag_witnesses} with >1 BagMerge digest; {len(bag_unchanged)} where a re-delivery "
+            "left BagMerge's bytes unchanged", share,
+            cells=cells, order_witness_cells=bag_witnesses, redelivery_unchanged=bag_unchanged[:20]),
     ]
