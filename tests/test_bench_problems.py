@@ -102,3 +102,15 @@ def test_bench_command_refuses_bad_input_with_exit_2_before_loading_a_model(tmp_
     assert "--limit 0: must be >= 1" in capsys.readouterr().err
     assert main(["bench", "--families", "nope", "--geometry", "qwen3-tiny"]) == 2
     assert "families nope are not in" in capsys.readouterr().err
+
+
+def test_limit_keeps_every_k_of_a_family_round_robin():
+    from realstate.bench.selection import load_problems
+    from realstate.bench.settings import BenchSettings
+
+    chosen, donors = load_problems(BenchSettings(model=None, geometry="qwen3-tiny", limit=3))
+    assert len(chosen) == 15 and not donors  # three per family: enough to derange among themselves
+    for family in {p.family for p in chosen}:
+        assert sorted(p.k for p in chosen if p.family == family) == [2, 3, 4]
+    four, _ = load_problems(BenchSettings(model=None, geometry="qwen3-tiny", limit=4, families=("bridge",)))
+    assert [p.k for p in four] == [2, 3, 4, 2] and len({p.id for p in four}) == 4

@@ -21,8 +21,12 @@ from realstate.mutants import MUTANTS
 # three families, so --quick's k cycle gives k = 2, 3 and 4 (24 orders)
 FAMILIES = ("retrieval", "comparison", "aggregation")
 QUICK = BenchSettings(model=None, geometry="qwen3-tiny", quick=True, threads=1, families=FAMILIES, bootstrap=200)
+# the smallest run that still decodes every condition: one k = 2 problem at the 0-step budget
+ONE_CELL = BenchSettings(model=None, geometry="qwen3-tiny", quick=True, threads=1, families=("retrieval",),
+                         latent_steps=(0,), bootstrap=200)
 CLI_QUICK = ["bench", "--quick", "--geometry", "qwen3-tiny", "--threads", "1", "--bootstrap", "200",
              "--families", "retrieval"]
+CLI_ONE_CELL = [*CLI_QUICK, "--latent-steps", "0", "--no-figures", "--json"]
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +86,7 @@ def test_agent_fragments_at_a_smaller_budget_are_prefixes_of_one_run():
 
 
 def test_planted_order_dependent_render_through_the_library_hook_fails_uniqueness():
-    planted = run_bench(QUICK, engine=MUTANTS["order-by-arrival"])
+    planted = run_bench(ONE_CELL, engine=MUTANTS["order-by-arrival"])
     outcome = {r.claim: r for r in planted.results}
     assert outcome["C8"].outcome.value == "fails" and outcome["C8"].details["cells_with_several_logits"]
     assert outcome["C3"].outcome.value == "fails"
@@ -99,8 +103,18 @@ def test_command_writes_json_and_figures_and_a_source_patch_fails_with_exit_1(tm
         "realstate/render.py",
         "return render_layout(layout(engine.order(members), base), base, engine)",
         "return render_layout(layout(list(fragments), base), base, engine)"))  # CanonicalMerge in arrival order
-    done = copy.run(*CLI_QUICK, "--no-figures", "--json", "--out", str(tmp_path / "bad"), timeout=600)
+    done = copy.run(*CLI_ONE_CELL, "--out", str(tmp_path / "bad"), timeout=600)
     assert done.returncode == 1, done.stderr[-2000:]
     rows = {r["check"]: r for r in json.loads(done.stdout)["claims"]}
     uniqueness = rows["bench: one CanonicalMerge answer over all k! input orders"]
     assert uniqueness["outcome"] == "fails" and uniqueness["claim"] == "C8"
+
+
+def test_a_zeroed_control_that_is_not_zero_fails_the_command_with_exit_1(tmp_path):
+    copy = ScratchCopy(tmp_path / "scratch").apply(Patch(
+        "realstate/bench/controls.py",
+        "return Fragment(fragment.fingerprint, fragment.start, torch.zeros_like(fragment.keys),",
+        "return Fragment(fragment.fingerprint, fragment.start, fragment.keys.clone(),"))  # keys survive "zeroing"
+    done = copy.run(*CLI_ONE_CELL, "--out", str(tmp_path / "bad"), timeout=600)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "causal-audit control is invalid" in done.stderr and "non-zero" in done.stderr

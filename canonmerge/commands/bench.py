@@ -53,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--latent-steps", type=_budgets, default=DEFAULT_LATENT_STEPS,
                         help="comma-separated latent-step budgets, 0 included (default 0,2; --quick: 0,1)")
     parser.add_argument("--families", default="", help="comma-separated families to run (default all)")
-    parser.add_argument("--limit", type=int, default=None, help="at most N problems per family")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="at most N problems per family, spread over k (round-robin)")
     parser.add_argument("--seed", type=int, default=0, help="seed for controls, bootstrap and seeded weights")
     parser.add_argument("--max-new-tokens", type=int, default=4, help="greedy tokens per answer (early stop)")
     parser.add_argument("--bootstrap", type=int, default=2000, help="paired bootstrap resamples (default 2000)")

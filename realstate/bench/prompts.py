@@ -1,6 +1,6 @@
 """The text every agent and the final agent see, and how text becomes token ids.
 
-Designed on the dev split only (data/dev.jsonl; see docs/RESULTS.md): each agent's document is its
+Designed on the dev split only (data/dev.jsonl; see docs/results/bench.md): each agent's document is its
 sentences on one line; the final agent asks the question as a chat user turn and its reply starts
 with the problem's cue ("Mira lives in"), so that the answer is the first thing it decodes.  A
 model without a tokenizer (seeded weights) gets UTF-8 bytes as token ids: structure is testable,

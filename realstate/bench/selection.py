@@ -53,6 +53,16 @@ def select(problems: list[Problem], settings: BenchSettings) -> list[Problem]:
             preferred = [p for p in members if p.k == want] or members
             members = preferred[:QUICK_PROBLEMS_PER_FAMILY]
         if settings.limit is not None:
-            members = members[:settings.limit]
+            members = spread_over_k(members)[:settings.limit]
         chosen += members
     return chosen
+
+
+def spread_over_k(members: list[Problem]) -> list[Problem]:
+    """The family's problems round-robin over k (first of each k, then the second of each …), so
+    that ``--limit N`` keeps every k the family has as soon as N reaches the number of k values."""
+    by_k: dict[int, list[Problem]] = {}
+    for p in members:
+        by_k.setdefault(p.k, []).append(p)
+    rounds = max((len(v) for v in by_k.values()), default=0)
+    return [by_k[k][i] for i in range(rounds) for k in sorted(by_k) if i < len(by_k[k])]
