@@ -18,7 +18,8 @@ def test_quick_bench_on_real_smollm2_weights(tmp_path, capsys):
     assert main(["bench", "--quick", "--json", "--out", str(tmp_path)]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["model"]["geometry"] == "smollm2-135m" and doc["model"]["weights_source"] == "package"
-    assert "real trained weights" in doc["framing"][0] and "Qwen3-1.7B" in doc["framing"][0]
+    assert "real trained weights, Q4_1-quantized (GGUF) then dequantized" in doc["framing"][0]
+    assert "Qwen3-1.7B" in doc["framing"][0]
     assert doc["prompts"]["kind"] == "tokenizer" and doc["prompts"]["chat_format"] == "chatml"
     assert [(r["claim"], r["outcome"]) for r in doc["claims"]] == [
         ("C8", "holds"), ("C3", "holds"), ("C2", "holds"), ("C4", "holds")]

@@ -11,6 +11,7 @@ answer-uniqueness row to fail."""
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -77,11 +78,19 @@ def load_bench_model(settings: BenchSettings) -> LoadedModel:
     return load_seeded(settings.geometry, settings.dtype, settings.device, settings.seed)
 
 
+def _dominant_quantization(lm: LoadedModel) -> str:
+    """The most common tensor storage type of a GGUF file, as the weights label lists it
+    (``... (Q4_1 x210, F32 x61, Q8_0 x1; ...)``, most common first); "GGUF" if not listed."""
+    found = re.search(r"\(([A-Z0-9_]+) x\d+", str(lm.describe().get("weights_digest", "")))
+    return found.group(1) if found else "GGUF"
+
+
 def framing(lm: LoadedModel) -> list[str]:
     """What the numbers can and cannot say, in the report's own words."""
     params = sum(p.numel() for p in lm.model.parameters())
     scale = f"{params / 1e6:.0f}M parameters ({lm.fingerprint.layers} layers), {PAPER_SCALE}"
-    lines = {"package": [f"weights: {lm.source_detail.split(';')[0]} — real trained weights, quantized (GGUF) and "
+    name = lm.source_detail.split(";")[0].split(":")[0]
+    lines = {"package": [f"weights: {name}, real trained weights, {_dominant_quantization(lm)}-quantized (GGUF) then "
                          f"dequantized to {lm.dtype}; {scale}."],
              "checkpoint": [f"weights: a local checkpoint ({lm.source_detail}) in {lm.dtype}; {scale}."],
              "seeded": [f"weights: SEEDED ({lm.source_detail}), not trained: every accuracy here is noise; only the "
