@@ -16,7 +16,7 @@ from modelcheck.backend import Backend, Universe
 from modelcheck.checks import Row, Tallies, Tally, UniverseCheck
 from modelcheck.gossip import GossipConfig, GossipResult, explore
 from modelcheck.universes import select
-from spec import Check, ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress
+from spec import Check, ClaimResult, Expect, InputError, Outcome, PartReport, Progress, Table, no_progress
 from spec.fragment_set import ITERATION_ORDERS, iteration_order
 
 PART = P.PART
@@ -112,14 +112,16 @@ def run(backend: Backend, *, max_arity: int = MAX_EXHAUSTIVE_ARITY, universes: l
         gossip_universe: str | None = None, max_states: int = DEFAULT_MAX_STATES,
         max_depth: int | None = None, trace_dir: Path | None = None,
         checks: Iterable[Check] | None = None, iteration: str = DEFAULT_ITERATION,
-        progress: Progress = no_progress) -> PartReport:
+        progress: Progress = no_progress, fail_fast: bool = False) -> PartReport:
     """Check C1–C4, C6 and C7 on ``backend`` and return the report.
 
     ``checks`` selects registered checks (default: all of ``modelcheck.properties``);
     ``iteration`` is the FragmentSet iteration order the states use while checking (``arrival``
     by default, so that a render which forgets to sort cannot hide behind id-ordered iteration).
     ``backend`` may carry a planted bug (its ``mutant`` attribute names it; traces record it).
-    Traces are saved under ``trace_dir`` when given, else carried inline in the details."""
+    Traces are saved under ``trace_dir`` when given, else carried inline in the details.
+    With ``fail_fast``, no universe, gossip or randomized run starts after a universe in which a
+    law (ALWAYS check) was violated."""
     _validate(max_arity, redeliveries, randomized, iteration)
     chosen = frozenset(P.ALL if checks is None else checks)
     picked = select(universes)
@@ -133,6 +135,7 @@ def run(backend: Backend, *, max_arity: int = MAX_EXHAUSTIVE_ARITY, universes: l
     started = time.perf_counter()
     report = PartReport(part=PART)
     tallies = Tallies()
+    stopped = ""
     renders = 0
     with iteration_order(iteration):
         if chosen & set(P.EXHAUSTIVE):
@@ -142,6 +145,9 @@ def run(backend: Backend, *, max_arity: int = MAX_EXHAUSTIVE_ARITY, universes: l
                                    redeliveries=redeliveries, progress=progress, selected=chosen)
                 report.tables.append(_universe_table(u, uc.run(max_arity)))
                 renders += uc.renders
+                if fail_fast and _violated(tallies):
+                    stopped = f"--fail-fast: stopped after universe '{u.name}' ({k + 1} of {len(picked)})"
+                    break
             progress("modelcheck universes", len(picked), len(picked))
         for check in P.EXHAUSTIVE:
             if check in tallies:
@@ -158,6 +164,9 @@ def run(backend: Backend, *, max_arity: int = MAX_EXHAUSTIVE_ARITY, universes: l
                                  "re-deliveries": en.redelivery_count(n, redeliveries)}
                              for n in range(1, max_arity + 1)},
         }
+        if stopped:
+            report.notes.append(stopped + "; gossip and randomized runs not started")
+            run_gossip, randomized = False, 0
         if run_gossip:
             g = explore(backend, gossip_u, config, backend_name=backend.name, mutant=mutant,
                         progress=progress)
@@ -178,6 +187,11 @@ def run(backend: Backend, *, max_arity: int = MAX_EXHAUSTIVE_ARITY, universes: l
     report.data = data
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _violated(tallies: Tallies) -> bool:
+    """A law (ALWAYS) already has a violation: the part will fail whatever runs next."""
+    return any(t.found and t.check.expect is Expect.ALWAYS for t in tallies.values())
 
 
 def _randomized(backend: Backend, examples: int, mutant: str | None, trace_dir: Path | None,

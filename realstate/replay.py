@@ -31,7 +31,7 @@ from realstate import properties as P
 from realstate.order_value import reference_order_value
 from realstate.render import Placement, Rendered, bag_render, canonical_render, layout, render_layout
 from realstate.settings import ReplaySettings
-from spec import Check, ClaimResult, InputError, PartReport, Progress, Table, no_progress, order_key
+from spec import Check, ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress, order_key
 from spec.fragment_set import iteration_order
 
 # Fidelity floor per storage dtype: one rounding of the storage format, plus the model's own
@@ -405,9 +405,10 @@ CHECKS: dict[Check, Callable[[Replay], ClaimResult]] = {
 
 def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress = no_progress,
                engine: Engine = CANONICAL, lm: LoadedModel | None = None,
-               checks: Sequence[Check] | None = None) -> PartReport:
+               checks: Sequence[Check] | None = None, fail_fast: bool = False) -> PartReport:
     """Run the selected checks (all registered realstate checks by default) on caches built by
-    ``settings.agents`` agents on the settings' model (or ``lm``), with ``engine`` under test."""
+    ``settings.agents`` agents on the settings' model (or ``lm``), with ``engine`` under test;
+    with ``fail_fast``, stop after the first check that does not hold."""
     settings.validate()
     started = time.perf_counter()
     timings: dict[str, float] = {}
@@ -437,6 +438,8 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         for check in chosen:
             results.append(CHECKS[check](replay))
             t = lap(check.name, t)
+            if fail_fast and results[-1].outcome is not Outcome.HOLDS:
+                break
         incremental = _incremental(replay)
 
     tables = [_model_table(lm, settings), _arity_table([replay.rows[n] for n in sorted(replay.rows)])]
@@ -451,6 +454,8 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         "canonmerge always renders flat from stored positions",
         f"FragmentSet iteration order during the replay: {settings.iteration}",
     ]
+    if len(results) < len(chosen):
+        notes.append(f"--fail-fast: stopped at {results[-1].check}; {len(chosen) - len(results)} checks not run")
     full = replay.rows.get(len(replay.fragments))
     data = {
         "model": lm.describe(),

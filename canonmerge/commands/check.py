@@ -122,7 +122,7 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
         fragments=args.fragments, in_flight=args.in_flight, randomized=args.randomized,
         redeliveries=args.redeliveries, gossip=not args.no_gossip, max_states=args.max_states,
         max_depth=args.max_depth, trace_dir=args.trace_dir, checks=checks,
-        iteration=args.iteration, progress=progress)
+        iteration=args.iteration, progress=progress, fail_fast=getattr(args, "fail_fast", False))
     if args.plant is not None:
         report.notes.insert(0, f"planted bug {args.plant!r} in realstate's engine (a demonstration): the "
                                "checks that catch it FAIL, with replayable traces")
@@ -135,5 +135,7 @@ def defaults() -> argparse.Namespace:
     return parser.parse_args([])
 
 
-def run_default(progress: Progress) -> PartReport:
-    return run(defaults(), progress)
+def run_default(progress: Progress, fail_fast: bool = False) -> PartReport:
+    args = defaults()
+    args.fail_fast = fail_fast
+    return run(args, progress)
