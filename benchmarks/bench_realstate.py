@@ -1,11 +1,17 @@
 """Benchmark: realstate's hot paths against the floor of the same work done plainly.
 
 - render: ``canonical_render`` of N fragments vs. a plain ``torch.cat`` of the same key and value
-  tensors (no sort, no re-encoding);
+  tensors (no sort, no re-encoding), at the chosen geometry;
+- tiny render: the same at the qwen3-tiny geometry with fragments of 6..18 tokens, where a render
+  is all per-call overhead;
 - content id: ``content_id_of`` vs. ``hashlib.sha256`` over the same key and value bytes;
-- order key: the exact m (fsum/sqrt) vs. a float32 ``torch.linalg.vector_norm(...).mean()``.
+- order key: the exact m of each fragment vs. the previous exact path (``math.fsum`` per key
+  vector) and a float32 ``torch.linalg.vector_norm(...).mean()`` (not exact; the speed floor).
 
-Figures are medians over repeats; ratios are what docs/RESULTS.md reports.  Run:
+Each measure and its floor are timed in alternation (sample of the measure, sample of the floor,
+…), so both see the same machine load; a ratio is the median of the per-pair ratios.  Short
+calls are repeated inside a sample.  ``benchmarks/bench_order_value.py`` times m alone at the
+qwen3-1.7b middle-layer shape.  Run:
     python benchmarks/bench_realstate.py [--geometry qwen3-1.7b] [--tokens 64,128,256,512,1024]
 """
 
@@ -20,21 +26,35 @@ from collections.abc import Callable
 
 import torch
 
+import realstate.rope as rope
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment, content_id_of, tensor_bytes
 from realstate.geometry import GEOMETRIES
-from realstate.order_value import exact_order_value
+from realstate.order_value import exact_order_value, fsum_order_value
 from realstate.render import canonical_render
 
+TINY_TOKENS = [6, 9, 12, 15, 18]
 
-def median_seconds(fn: Callable[[], object], repeats: int) -> float:
-    fn()  # warm-up
-    times = []
-    for _ in range(repeats):
+
+def paired(measure: Callable[[], object], floor: Callable[[], object], repeats: int,
+           min_sample_s: float = 0.002) -> dict[str, float]:
+    """Median seconds per call of ``measure`` and ``floor`` and the median of their ratios, from
+    samples taken in alternation; a call shorter than ``min_sample_s`` is repeated in a sample."""
+    measure()
+    floor()
+    start = time.perf_counter()
+    floor()
+    inner = max(1, int(min_sample_s / max(time.perf_counter() - start, 1e-9)))
+
+    def sample(fn: Callable[[], object]) -> float:
         t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        for _ in range(inner):
+            fn()
+        return (time.perf_counter() - t) / inner
+
+    pairs = [(sample(measure), sample(floor)) for _ in range(repeats)]
+    return {"s": statistics.median(m for m, _ in pairs), "floor_s": statistics.median(f for _, f in pairs),
+            "ratio": statistics.median(m / f for m, f in pairs), "calls_per_sample": inner}
 
 
 def fragments_for(geometry: str, tokens: list[int], dtype: torch.dtype) -> list[Fragment]:
@@ -51,23 +71,31 @@ def fragments_for(geometry: str, tokens: list[int], dtype: torch.dtype) -> list[
     return [Fragment(fp, 0, tensor(n), tensor(n)) for n in tokens]
 
 
+def render_case(frags: list[Fragment], repeats: int) -> dict[str, float]:
+    keys, values = [f.keys for f in frags], [f.values for f in frags]
+    return paired(lambda: canonical_render(frags), lambda: (torch.cat(keys, dim=2), torch.cat(values, dim=2)),
+                  repeats)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--geometry", default="qwen3-1.7b", choices=sorted(GEOMETRIES))
     parser.add_argument("--tokens", default="64,128,256,512,1024")
     parser.add_argument("--dtype", default="bfloat16", choices=["bfloat16", "float16", "float32"])
     parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--tiny-repeats", type=int, default=41, help="pairs for the tiny-fragment render")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch default)")
+    parser.add_argument("--chunk", type=int, default=0,
+                        help="log2 of realstate.rope.CHUNK_ELEMENTS for this run (0 = the library's)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.chunk:
+        rope.CHUNK_ELEMENTS = 1 << args.chunk
     dtype = getattr(torch, args.dtype)
     frags = fragments_for(args.geometry, [int(x) for x in args.tokens.split(",")], dtype)
-    keys, values = [f.keys for f in frags], [f.values for f in frags]
-    total_bytes = sum(k.numel() * k.element_size() * 2 for k in keys)
-
-    render = median_seconds(lambda: canonical_render(frags), args.repeats)
-    concat = median_seconds(lambda: (torch.cat(keys, dim=2), torch.cat(values, dim=2)), args.repeats)
+    tiny = fragments_for("qwen3-tiny", TINY_TOKENS, dtype)
+    total_bytes = sum(f.keys.numel() * f.keys.element_size() * 2 for f in frags)
 
     def raw_hash() -> None:
         for f in frags:
@@ -80,20 +108,26 @@ def main() -> None:
         for f in frags:
             content_id_of(f.fingerprint, f.start, f.keys, f.values)
 
-    ids = median_seconds(our_ids, args.repeats)
-    raw = median_seconds(raw_hash, args.repeats)
     mids = [f.middle_layer_keys() for f in frags]
-    key_exact = median_seconds(lambda: [exact_order_value(m) for m in mids], args.repeats)
-    key_f32 = median_seconds(lambda: [float(torch.linalg.vector_norm(m.float(), dim=-1).mean()) for m in mids],
-                             args.repeats)
+    render = render_case(frags, args.repeats)
+    tiny_render = render_case(tiny, args.tiny_repeats)
+    ids = paired(our_ids, raw_hash, args.repeats)
+    f32 = lambda: [float(torch.linalg.vector_norm(m.float(), dim=-1).mean()) for m in mids]  # noqa: E731
+    key_vs_f32 = paired(lambda: [exact_order_value(m) for m in mids], f32, args.repeats)
+    key_vs_fsum = paired(lambda: [exact_order_value(m) for m in mids], lambda: [fsum_order_value(m) for m in mids],
+                         args.repeats)
     result = {
         "geometry": args.geometry, "dtype": args.dtype, "tokens": args.tokens, "fragments": len(frags),
-        "bytes": total_bytes, "torch_threads": torch.get_num_threads(),
-        "render_s": render, "torch_cat_s": concat, "render_over_cat": render / concat,
-        "content_id_s": ids, "raw_sha256_s": raw, "content_id_over_sha256": ids / raw,
-        "sha256_MB_per_s": total_bytes / raw / 1e6,
-        "order_key_exact_s": key_exact, "order_key_float32_s": key_f32,
-        "order_key_exact_over_float32": key_exact / key_f32,
+        "bytes": total_bytes, "torch_threads": torch.get_num_threads(), "repeats": args.repeats,
+        "chunk_elements": rope.CHUNK_ELEMENTS,
+        "render_s": render["s"], "torch_cat_s": render["floor_s"], "render_over_cat": render["ratio"],
+        "tiny_tokens": TINY_TOKENS, "tiny_render_s": tiny_render["s"], "tiny_torch_cat_s": tiny_render["floor_s"],
+        "tiny_render_over_cat": tiny_render["ratio"],
+        "content_id_s": ids["s"], "raw_sha256_s": ids["floor_s"], "content_id_over_sha256": ids["ratio"],
+        "sha256_MB_per_s": total_bytes / ids["floor_s"] / 1e6,
+        "order_key_exact_s": key_vs_f32["s"], "order_key_float32_s": key_vs_f32["floor_s"],
+        "order_key_exact_over_float32": key_vs_f32["ratio"],
+        "order_key_fsum_s": key_vs_fsum["floor_s"], "order_key_fsum_over_exact": 1.0 / key_vs_fsum["ratio"],
     }
     print(json.dumps(result, indent=2))
 

@@ -14,8 +14,10 @@ from dataclasses import dataclass
 import torch
 from transformers import DynamicCache
 
+from realstate.dtypes import raw_bits
 from realstate.fragment import Fragment
 from realstate.models import LoadedModel
+from realstate.settings import ArgumentError
 from spec import InputError
 
 DEFAULT_TEXT_PROMPTS = (
@@ -62,7 +64,7 @@ def encode_again(lm: LoadedModel, run: AgentRun, start: int) -> DynamicCache:
     cache = DynamicCache()
     for a, b in steps:
         positions = torch.arange(start + a, start + b, device=lm.device).unsqueeze(0)
-        lm.model.model(inputs_embeds=run.inputs_embeds[:, a:b], position_ids=positions, cache=cache, use_cache=True)
+        lm.decoder(inputs_embeds=run.inputs_embeds[:, a:b], position_ids=positions, cache=cache, use_cache=True)
     return cache
 
 
@@ -70,34 +72,51 @@ def encode_again(lm: LoadedModel, run: AgentRun, start: int) -> DynamicCache:
 def run_agent(lm: LoadedModel, name: str, prompt_ids: list[int], latent_steps: int = 0,
               start: int = 0) -> AgentRun:
     if not prompt_ids:
-        raise InputError(f"agent {name}: empty prompt")
+        raise ArgumentError("prompt_ids", prompt_ids, f"is empty (agent {name})")
     if latent_steps < 0:
-        raise InputError(f"agent {name}: latent_steps must be >= 0")
+        raise ArgumentError("latent_steps", latent_steps, "must be >= 0")
     ids = torch.tensor([prompt_ids], device=lm.device)
     embeds = lm.model.get_input_embeddings()(ids)
     positions = torch.arange(start, start + ids.shape[1], device=lm.device).unsqueeze(0)
     cache = DynamicCache()
     with _capture_pre_rope_keys(lm) as captured:
-        out = lm.model.model(inputs_embeds=embeds, position_ids=positions, cache=cache, use_cache=True)
+        out = lm.decoder(inputs_embeds=embeds, position_ids=positions, cache=cache, use_cache=True)
         pieces = [embeds]
         for _ in range(latent_steps):
             hidden = out.last_hidden_state[:, -1:, :]
             position = torch.tensor([[start + sum(p.shape[1] for p in pieces)]], device=lm.device)
             pieces.append(hidden)
-            out = lm.model.model(inputs_embeds=hidden, position_ids=position, cache=cache, use_cache=True)
+            out = lm.decoder(inputs_embeds=hidden, position_ids=position, cache=cache, use_cache=True)
     fragment = Fragment.from_cache(cache, lm.fingerprint, start=start)
-    pre_rope = torch.stack([torch.cat(chunks, dim=1)[0].transpose(0, 1) for chunks in captured])
+    head_dim = lm.fingerprint.head_dim
+    pre_rope = torch.stack([torch.cat(chunks, dim=1)[0].view(-1, lm.fingerprint.kv_heads, head_dim).transpose(0, 1)
+                            for chunks in captured])
+    check_capture(lm, name, pre_rope, fragment)
     return AgentRun(name, list(prompt_ids), latent_steps, torch.cat(pieces, dim=1), fragment, pre_rope)
+
+
+def check_capture(lm: LoadedModel, name: str, pre_rope_keys: torch.Tensor, fragment: Fragment) -> None:
+    """The captured pre-RoPE keys, rotated by the model's own RoPE, must be the cached keys bit for
+    bit; otherwise the architecture row names the wrong submodule (or the attention is not the
+    stock one) and no fidelity figure built on the capture could be trusted."""
+    again = lm.rope(pre_rope_keys, fragment.start)
+    if not torch.equal(raw_bits(again), raw_bits(fragment.keys)):
+        arch = lm.architecture
+        raise InputError(f"agent {name}: the keys captured from {arch.attention}.{arch.pre_rope_keys} of "
+                         f"{arch.class_name}, rotated by the model's own RoPE, do not reproduce its cache: "
+                         "this model's attention is not the one realstate.architectures describes")
 
 
 @contextmanager
 def _capture_pre_rope_keys(lm: LoadedModel) -> Iterator[list[list[torch.Tensor]]]:
-    """Record each layer's k_norm output ([1, n, H, D]): the keys right before RoPE."""
-    captured: list[list[torch.Tensor]] = [[] for _ in lm.model.model.layers]
+    """Record the output of each layer's pre-RoPE key module (the architecture row names it):
+    ``[1, n, H, D]`` after Qwen3's k_norm, ``[1, n, H*D]`` from k_proj elsewhere."""
+    arch = lm.architecture
+    captured: list[list[torch.Tensor]] = [[] for _ in lm.layers]
     handles = [
-        layer.self_attn.k_norm.register_forward_hook(
+        getattr(getattr(layer, arch.attention), arch.pre_rope_keys).register_forward_hook(
             lambda _module, _inputs, output, i=i: captured[i].append(output.detach()))
-        for i, layer in enumerate(lm.model.model.layers)
+        for i, layer in enumerate(lm.layers)
     ]
     try:
         yield captured
@@ -111,11 +130,12 @@ def run_agents(lm: LoadedModel, count: int, latent_steps: int = 0, seed: int = 0
     """``count`` agents with prompts of different lengths: text through the tokenizer when the
     model has one (and texts are given or defaults exist), seeded token ids otherwise."""
     if count < 1:
-        raise InputError("--agents must be at least 1")
+        raise ArgumentError("count", count, "must be at least 1 agent")
     if texts is not None or lm.tokenizer is not None:
         pool = list(texts) if texts is not None else list(DEFAULT_TEXT_PROMPTS)
         if len(pool) < count:
-            raise InputError(f"{count} agents need {count} prompts, got {len(pool)}")
+            raise ArgumentError("texts", tuple(pool),
+                                f"gives {len(pool)} prompts for {count} agents; give one per agent")
         prompts = text_prompts(lm, pool[:count])
     else:
         prompts = seeded_prompts(count, lm.vocab_size, seed)

@@ -28,7 +28,9 @@ def greedy_continue(lm: LoadedModel, context: DynamicCache, prompt_ids: list[int
     tokens: list[int] = []
     logits = None
     for _ in range(k):
-        out = lm.model(input_ids=ids, cache=context, use_cache=True)
+        # logits for the last position only, as generate() asks for them (the prompt's other
+        # positions would cost a full LM-head product each and are never read)
+        out = lm.model(input_ids=ids, cache=context, use_cache=True, logits_to_keep=1)
         logits = out.logits[0, -1]
         next_token = int(torch.argmax(logits).item())
         tokens.append(next_token)

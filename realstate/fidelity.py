@@ -2,10 +2,11 @@
 
 Two comparisons per layer, both in float64 (max abs error, min cosine over key vectors):
 
-- **rope** — the model's own RoPE (its ``rotary_emb`` and ``apply_rotary_pos_emb``, in its own
-  dtype) applied at the target positions to the very pre-RoPE keys the agent's run computed.
-  Hidden states are held fixed, so the only differences are storage rounding: this is the
-  re-encoding fidelity C8 states, and the one the threshold applies to.
+- **rope** — the model's own RoPE (its rotary module and its architecture's
+  ``apply_rotary_pos_emb``, in its own dtype; ``LoadedModel.rope``) applied at the target
+  positions to the very pre-RoPE keys the agent's run computed.  Hidden states are held fixed,
+  so the only differences are storage rounding: this is the re-encoding fidelity C8 states, and
+  the one the threshold applies to.
 - **prefill** — the agent's same inputs run through the model again at the target positions,
   in the same steps the agent took (at the agent's own start this reproduces its cache bit for
   bit).  Beyond layer 0 this also carries the model's own low-precision arithmetic at other
@@ -18,10 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
-from transformers.models.qwen3.modeling_qwen3 import apply_rotary_pos_emb
 
-from realstate.agents import AgentRun, encode_again
-from realstate.dtypes import raw_bits
+from realstate.agents import AgentRun, check_capture, encode_again
 from realstate.engine import CANONICAL, Engine
 from realstate.fragment import Fragment
 from realstate.models import LoadedModel
@@ -54,22 +53,9 @@ def compare_keys(moved: torch.Tensor, direct: torch.Tensor) -> tuple[tuple[float
     return tuple(err.tolist()), tuple(cos.tolist())
 
 
-@torch.no_grad()
 def model_rope(lm: LoadedModel, pre_rope_keys: torch.Tensor, start: int) -> torch.Tensor:
     """What the model itself would cache for these pre-RoPE keys at positions ``start..``."""
-    n = pre_rope_keys.shape[2]
-    positions = torch.arange(start, start + n, device=pre_rope_keys.device).unsqueeze(0)
-    cos, sin = lm.model.model.rotary_emb(pre_rope_keys, positions)
-    _, keys = apply_rotary_pos_emb(pre_rope_keys, pre_rope_keys, cos, sin)
-    return keys
-
-
-def check_capture(lm: LoadedModel, run: AgentRun) -> None:
-    """The captured pre-RoPE keys must reproduce the agent's cached keys bit for bit."""
-    again = model_rope(lm, run.pre_rope_keys, run.fragment.start)
-    if not torch.equal(raw_bits(again), raw_bits(run.fragment.keys)):
-        raise RuntimeError(f"agent {run.name}: captured pre-RoPE keys do not reproduce the cache; "
-                           "the model's attention is not the stock Qwen3 one")
+    return lm.rope(pre_rope_keys, start)
 
 
 def placement_fidelity(lm: LoadedModel, run: AgentRun, moved: torch.Tensor, offset: int,
@@ -86,7 +72,7 @@ def placement_fidelity(lm: LoadedModel, run: AgentRun, moved: torch.Tensor, offs
 def fidelity(lm: LoadedModel, run: AgentRun, offsets: Sequence[int], engine: Engine = CANONICAL) -> list[FidelityRow]:
     """The re-encoding function alone (no render) moved to each offset; the replay measures C8 on
     rendered caches instead (``placement_fidelity`` on each placement's slice)."""
-    check_capture(lm, run)
+    check_capture(lm, run.name, run.pre_rope_keys, run.fragment)
     rows = []
     inv_freq = engine.frequencies(run.fragment.fingerprint)
     for offset in offsets:

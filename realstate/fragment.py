@@ -51,7 +51,7 @@ class Fragment:
     """An immutable-by-contract cache contribution.  Do not mutate the tensors after creation:
     the content id was computed from their bytes."""
 
-    __slots__ = ("fingerprint", "start", "keys", "values", "content_id", "_order_value")
+    __slots__ = ("fingerprint", "start", "keys", "values", "content_id", "_order_value", "_order_key")
 
     def __init__(self, fingerprint: Fingerprint, start: int, keys: torch.Tensor, values: torch.Tensor) -> None:
         _validate(fingerprint, start, keys, values)
@@ -61,22 +61,16 @@ class Fragment:
         self.values = values.contiguous()
         self.content_id = content_id_of(fingerprint, start, self.keys, self.values)
         self._order_value: float | None = None
+        self._order_key: bytes | None = None
 
     @classmethod
     def from_cache(cls, cache: Any, fingerprint: Fingerprint, start: int = 0) -> Fragment:
-        """Take a transformers cache (``cache.layers[i].keys/.values``, ``[1, H, n, D]``).
+        """Take a transformers cache of a batch of one (``realstate.adapter.fragment_from_cache``).
 
         ``start`` is the absolute position the cache's first token was encoded at."""
-        layers = getattr(cache, "layers", None)
-        if layers is None or len(layers) != fingerprint.layers:
-            got = "no .layers" if layers is None else f"{len(layers)} layers"
-            raise InputError(f"cache has {got}; the fingerprint wants {fingerprint.layers}")
-        for i, layer in enumerate(layers):
-            if layer.keys is None or layer.keys.dim() != 4 or layer.keys.shape[0] != 1:
-                raise InputError(f"cache layer {i}: want keys [1, H, n, D] (batch of one)")
-        keys = torch.stack([layer.keys[0] for layer in layers])
-        values = torch.stack([layer.values[0] for layer in layers])
-        return cls(fingerprint, start, keys, values)
+        from realstate.adapter import fragment_from_cache  # the adapter imports this module
+
+        return fragment_from_cache(cache, fingerprint, start)
 
     @property
     def tokens(self) -> int:
@@ -98,7 +92,11 @@ class Fragment:
 
     @property
     def order_key(self) -> bytes:
-        return order_key(self.order_value, self.content_id)
+        """``(total_order_bits(m), content id)``, built and checked once: a render sorts by it
+        every time, and neither m nor the id can change."""
+        if self._order_key is None:
+            self._order_key = order_key(self.order_value, self.content_id)
+        return self._order_key
 
     def copy(self) -> Fragment:
         """A distinct object with equal content (what a re-delivery over the network gives)."""

@@ -10,16 +10,17 @@ Merging never re-encodes; only a render does, once, from the stored positions.""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import torch
 from transformers import DynamicCache
-from transformers.cache_utils import DynamicLayer
 
+from realstate.adapter import cache_from_tensors
 from realstate.engine import CANONICAL, Engine
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment, content_id_of
+from realstate.rope import reencode_into, render_keys
 from spec import InputError
 
 
@@ -48,16 +49,8 @@ class Rendered:
         return content_id_of(self.fingerprint, self.base, self.keys, self.values).hex()
 
     def to_cache(self) -> DynamicCache:
-        """A ``DynamicCache`` whose layers are views of the rendered tensors (no copy)."""
-        cache = DynamicCache()
-        for layer in range(self.keys.shape[0]):
-            k = self.keys[layer].unsqueeze(0)
-            v = self.values[layer].unsqueeze(0)
-            cache_layer = DynamicLayer()
-            cache_layer.lazy_initialization(k, v)
-            cache_layer.keys, cache_layer.values = k, v
-            cache.layers.append(cache_layer)
-        return cache
+        """A ``DynamicCache`` holding the rendered tensors (``realstate.adapter.cache_from_tensors``)."""
+        return cache_from_tensors(self.keys, self.values)
 
     def as_fragment(self) -> Fragment:
         """The render packaged as one fragment at ``base`` (used to show incremental merging)."""
@@ -69,10 +62,14 @@ def _common_fingerprint(fragments: Sequence[Fragment]) -> Fingerprint:
         raise InputError("nothing to render: no fragments")
     first = fragments[0].fingerprint
     for f in fragments[1:]:
-        if f.fingerprint != first:
+        if f.fingerprint is not first and f.fingerprint != first:
             raise InputError(f"fragments {fragments[0]!r} and {f!r} have different fingerprints "
                              f"({first.describe_mismatch(f.fingerprint)} differ); they never merge")
     return first
+
+
+# a per-fragment re-encoding with a batched twin that gives the same bytes for a whole render
+_BATCHED_REENCODE: dict[Callable[..., None], Callable[..., torch.Tensor]] = {reencode_into: render_keys}
 
 
 def layout(ordered: Sequence[Fragment], base: int = 0) -> list[Placement]:
@@ -86,26 +83,36 @@ def layout(ordered: Sequence[Fragment], base: int = 0) -> list[Placement]:
 
 def render_layout(placements: Sequence[Placement], base: int = 0, engine: Engine = CANONICAL,
                   reencode: bool = True) -> Rendered:
-    """Write every fragment, re-encoded to its offset, into one preallocated buffer per tensor."""
+    """Write every fragment, re-encoded to its offset, into one buffer per tensor: values by one
+    concatenation, keys by one batched re-encoding (an engine whose re-encoding has no batched
+    twin, e.g. a planted bug, is called once per fragment instead)."""
     fragments = [p.fragment for p in placements]
     fp = _common_fingerprint(fragments)
-    total = sum(f.tokens for f in fragments)
+    sources, values, spans, total = [], [], [], 0
+    for p, f in zip(placements, fragments):
+        n = f.keys.shape[2]
+        sources.append(f.keys)
+        values.append(f.values)
+        spans.append((n, p.offset - f.start if reencode else 0))
+        total += n
     if base < 0 or base + total > fp.max_positions:
         raise InputError(f"render positions {base}..{base + total - 1} exceed the model's maximum "
                          f"{fp.max_positions}")
-    device = fragments[0].device
-    shape = (fp.layers, fp.kv_heads, total, fp.head_dim)
-    keys = torch.empty(shape, dtype=fragments[0].keys.dtype, device=device)
-    values = torch.empty(shape, dtype=fragments[0].values.dtype, device=device)
+    device = sources[0].device
+    if any(k.device != device for k in sources):  # rare: gather on the first fragment's device
+        sources = [k.to(device) for k in sources]
+        values = [v.to(device) for v in values]
     inv_freq = engine.frequencies(fp)
-    position = 0
-    for p in placements:
-        f, n = p.fragment, p.fragment.tokens
-        delta = p.offset - f.start if reencode else 0
-        engine.reencode(keys[:, :, position:position + n], f.keys, delta, inv_freq)
-        values[:, :, position:position + n] = f.values
-        position += n
-    return Rendered(fp, base, keys, values, list(placements))
+    batched = _BATCHED_REENCODE.get(engine.reencode)
+    if batched is not None:
+        keys = batched(sources, tuple(spans), inv_freq)
+    else:
+        keys = torch.empty((fp.layers, fp.kv_heads, total, fp.head_dim), dtype=sources[0].dtype, device=device)
+        position = 0
+        for source, (n, delta) in zip(sources, spans):
+            engine.reencode(keys[:, :, position:position + n], source, delta, inv_freq)
+            position += n
+    return Rendered(fp, base, keys, torch.cat(values, dim=2), list(placements))
 
 
 def canonical_render(fragments: Iterable[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:
@@ -123,13 +130,48 @@ def naive_render(fragments: Sequence[Fragment], base: int = 0) -> Rendered:
 
 
 def canonical_merge(fragments: Iterable[Fragment], base: int = 0) -> DynamicCache:
+    """CanonicalMerge: the fragments as a set, ordered by their content-derived key, laid out from
+    ``base`` and RoPE re-encoded once from their stored positions; any arrival order, merge tree or
+    re-delivery of the same set gives the same bytes.
+
+    Args:
+        fragments: a ``fragment_set`` (or any iterable; duplicates by content id count once).
+        base: the absolute position of the first rendered token.
+
+    Example:
+        >>> state = fragment_set([a]).merge(fragment_set([b, a.copy()]))  # doctest: +SKIP
+        >>> context = canonical_merge(state)  # doctest: +SKIP
+        >>> lm.model.generate(input_ids=ids, cache=context, max_new_tokens=4)  # doctest: +SKIP
+    """
     return canonical_render(fragments, base).to_cache()
 
 
 def bag_merge(fragments: Sequence[Fragment], base: int = 0) -> DynamicCache:
+    """BagMerge, the prior-work baseline: the fragments in list order, duplicates kept, laid out
+    from ``base`` and RoPE re-encoded; a different order (or a re-delivery) gives other bytes.
+
+    Args:
+        fragments: the fragments in arrival order.
+        base: the absolute position of the first rendered token.
+
+    Example:
+        >>> bag_merge([a, b]).get_seq_length() == a.tokens + b.tokens  # doctest: +SKIP
+        True
+    """
     return bag_render(fragments, base).to_cache()
 
 
 def naive_concat(fragments: Sequence[Fragment], base: int = 0) -> DynamicCache:
+    """The fragments concatenated in list order with no RoPE re-encoding (what public prior-work
+    code does): each keeps the positions it was encoded at, so later ones collide with earlier ones.
+
+    Args:
+        fragments: the fragments in arrival order.
+        base: recorded as the render's base; no key is moved.
+
+    Example:
+        >>> naive_concat([a, b]).get_seq_length() == a.tokens + b.tokens  # doctest: +SKIP
+        True
+    """
     return naive_render(fragments, base).to_cache()
 

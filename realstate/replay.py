@@ -24,10 +24,10 @@ from realstate.agents import AgentRun, run_agents
 from realstate.continuation import Continuation, greedy_continue
 from realstate.dtypes import raw_bits
 from realstate.engine import CANONICAL, Engine
-from realstate.fidelity import FidelityRow, check_capture, placement_fidelity
+from realstate.fidelity import FidelityRow, placement_fidelity
 from realstate.fragment import Fragment
-from realstate.models import LoadedModel, load_checkpoint, load_seeded, model_inv_freq
 from realstate import properties as P
+from realstate.models import LoadedModel, load_checkpoint, load_named, load_seeded, model_inv_freq
 from realstate.order_value import reference_order_value
 from realstate.render import Placement, Rendered, bag_render, canonical_render, layout, render_layout
 from realstate.settings import ReplaySettings
@@ -40,6 +40,8 @@ MIN_COSINE = {"bfloat16": 0.9999, "float16": 0.99999, "float32": 0.999999}
 
 
 def load_model(settings: ReplaySettings) -> LoadedModel:
+    if settings.model is not None:
+        return load_named(settings.model, settings.dtype, settings.device)
     if settings.checkpoint is not None:
         return load_checkpoint(settings.checkpoint, settings.dtype, settings.device)
     return load_seeded(settings.geometry, settings.dtype, settings.device, settings.seed)
@@ -406,9 +408,23 @@ CHECKS: dict[Check, Callable[[Replay], ClaimResult]] = {
 def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress = no_progress,
                engine: Engine = CANONICAL, lm: LoadedModel | None = None,
                checks: Sequence[Check] | None = None, fail_fast: bool = False) -> PartReport:
-    """Run the selected checks (all registered realstate checks by default) on caches built by
-    ``settings.agents`` agents on the settings' model (or ``lm``), with ``engine`` under test;
-    with ``fail_fast``, stop after the first check that does not hold."""
+    """Build the agents' fragments and run the selected checks on them (every check of
+    ``CHECKS`` by default; see the module docstring).
+
+    Args:
+        settings: the weights source (geometry, checkpoint or named model), agents, latent steps,
+            dtype, device, decode length, fidelity offsets, prompts and iteration order.
+        progress: called as ``progress(label, done, total)`` during long loops.
+        engine: the render mechanics under test (a planted bug in the negative tests).
+        lm: an already loaded model, instead of loading the one ``settings`` names.
+        checks: the registered checks to run (``realstate.properties``); ``None`` for all.
+        fail_fast: stop after the first check that does not hold (``canonmerge audit``).
+
+    Example:
+        >>> report = run_replay(ReplaySettings(agents=3))  # doctest: +SKIP
+        >>> {r.claim for r in report.results if r.outcome is not Outcome.HOLDS}  # doctest: +SKIP
+        set()
+    """
     settings.validate()
     started = time.perf_counter()
     timings: dict[str, float] = {}
@@ -480,9 +496,7 @@ def _fidelity(replay: Replay, settings: ReplaySettings) -> list[FidelityRow]:
     """C8 on rendered caches: the full set rendered by the engine at base 0 and at each fidelity
     offset, and each placement's slice read back from the render and compared with the model's
     own RoPE at that placement's offset."""
-    runs = {run.fragment.content_id: run for run in replay.runs}
-    for run in replay.runs:
-        check_capture(replay.lm, run)
+    runs = {run.fragment.content_id: run for run in replay.runs}  # captures checked by run_agent
     total = sum(f.tokens for f in replay.fragments)
     limit = replay.fragments[0].fingerprint.max_positions - total
     bases = sorted({0, *(min(o, limit) for o in settings.fidelity_offsets)})

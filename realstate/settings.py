@@ -1,19 +1,38 @@
-"""Replay settings: plain data, importable without torch so the command line starts fast."""
+"""Replay settings: plain data, importable without torch so the command line starts fast.
+
+Library errors name the argument as the library spells it (``agents=7 must be 1..6``);
+``ArgumentError`` carries the name so the command line can re-spell it as its flag."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from realstate.geometry import GEOMETRIES, MODELS
 from spec import InputError
 
 DEFAULT_GEOMETRY = "qwen3-tiny"
-GEOMETRY_NAMES = ("qwen3-tiny", "qwen3-1.7b", "qwen3-4b")
+GEOMETRY_NAMES = tuple(GEOMETRIES)
+MODEL_NAMES = tuple(MODELS)
+
+
+class ArgumentError(InputError):
+    """A bad value for one named argument of a library call."""
+
+    def __init__(self, argument: str, value: Any, problem: str) -> None:
+        self.argument, self.value, self.problem = argument, value, problem
+        super().__init__(f"{argument}={value!r} {problem}")
+
+    def as_flag(self, flag: str) -> str:
+        """The same message with the command line's spelling: ``--agents 7: must be 1..6``."""
+        value = ",".join(map(str, self.value)) if isinstance(self.value, tuple) else self.value
+        return f"{flag} {value}: {self.problem}"
 
 
 @dataclass(frozen=True)
 class ReplaySettings:
     geometry: str = DEFAULT_GEOMETRY
-    checkpoint: str | None = None
+    checkpoint: str | None = None  # a transformers checkpoint directory, or GGUF weights (file or directory)
     agents: int = 5
     latent_steps: int = 2
     device: str = "cpu"
@@ -23,15 +42,25 @@ class ReplaySettings:
     fidelity_offsets: tuple[int, ...] = (1, 100, 1000, 10000, 30000)
     prompts: tuple[str, ...] | None = None
     iteration: str = "arrival"  # FragmentSet iteration order while checking (spec.fragment_set)
+    model: str | None = None  # a named real-weight model (realstate.geometry.MODELS)
 
     def validate(self) -> None:
         if not 1 <= self.agents <= 6:
-            raise InputError(f"--agents must be 1..6 (every permutation is rendered), got {self.agents}")
+            raise ArgumentError("agents", self.agents, "must be 1..6 (every permutation is rendered)")
         if self.latent_steps < 0:
-            raise InputError(f"--latent-steps must be >= 0, got {self.latent_steps}")
+            raise ArgumentError("latent_steps", self.latent_steps, "must be >= 0")
         if self.decode_tokens < 1:
-            raise InputError(f"--decode-tokens must be >= 1, got {self.decode_tokens}")
+            raise ArgumentError("decode_tokens", self.decode_tokens, "must be >= 1")
         if any(o < 0 for o in self.fidelity_offsets):
-            raise InputError("fidelity offsets must be >= 0")
+            raise ArgumentError("fidelity_offsets", self.fidelity_offsets, "must all be >= 0")
+        if self.checkpoint is not None and self.model is not None:
+            raise ArgumentError("model", self.model, "and checkpoint are two weight sources; give one")
+        if self.model is not None and self.model not in MODELS:
+            raise ArgumentError("model", self.model, f"is not a known model; known: {', '.join(MODELS)}")
+        if self.prompts is not None and len(self.prompts) < self.agents:
+            raise ArgumentError("prompts", self.prompts, f"gives {len(self.prompts)} prompts for {self.agents} agents; "
+                                "give one per agent")
+        if self.geometry not in GEOMETRIES:
+            raise ArgumentError("geometry", self.geometry, f"is not a known geometry; known: {', '.join(GEOMETRIES)}")
         if self.iteration not in ("id", "arrival", "shuffled"):
-            raise InputError(f"--iteration must be id, arrival or shuffled, got {self.iteration!r}")
+            raise ArgumentError("iteration", self.iteration, "must be id, arrival or shuffled")

@@ -205,3 +205,87 @@ def test_chunk_boundaries_do_not_change_the_bits(monkeypatch, chunk):
     rope.reencode_into(dest[:, :, 2:39], keys, 77, inv_freq)
     assert torch.equal(bits(dest[:, :, 2:39]), bits(expected))
     assert torch.equal(bits(dest[:, :, :2]), bits(torch.zeros(3, 2, 2, 16, dtype=torch.bfloat16)))
+
+
+LAYOUTS = {  # (tokens, delta) of fragments lying back to back
+    "first in place": [(3, 0), (5, 7), (2, 12), (4, 14)],
+    "in place in the middle": [(3, 4), (5, 0), (2, -9), (4, 30000)],
+    "none in place": [(1, 1), (6, -2)],
+    "all in place (naive)": [(2, 0), (3, 0)],
+    "one fragment": [(37, 77)],
+}
+
+
+def literal_render_keys(pieces, inv_freq):
+    return torch.cat([reencode_reference(keys, delta, inv_freq) for keys, delta in pieces], dim=2)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+@pytest.mark.parametrize("name", list(LAYOUTS))
+@pytest.mark.parametrize("chunk", [16, 100, 1 << 18])
+def test_batched_render_keys_equal_the_literal_formula(monkeypatch, dtype, name, chunk):
+    """Both arithmetic layouts of a render's keys — rotated in place after one concatenation
+    (small), or chunk by chunk from the sources (large; chunks splitting blocks and rows) —
+    give the literal formula's bits, special values included."""
+    import realstate.rope as rope
+
+    monkeypatch.setattr(rope, "CHUNK_ELEMENTS", chunk)
+    g = torch.Generator().manual_seed(len(name))
+    head_dim = 16
+    inv_freq = tuple(1.0 / (1e6 ** (2 * i / head_dim)) for i in range(head_dim // 2))
+    specials = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), 1e-40, -1e-41,
+                             torch.finfo(dtype).max, -torch.finfo(dtype).max, torch.finfo(dtype).tiny])
+    pieces = []
+    for n, delta in LAYOUTS[name]:
+        keys = (torch.randn(3, 2, n, head_dim, generator=g) * 4).to(dtype)
+        keys.view(-1)[: len(specials)] = specials.to(dtype)
+        pieces.append((keys, delta))
+    got = rope.render_keys([keys for keys, _ in pieces], tuple((k.shape[2], d) for k, d in pieces), inv_freq)
+    assert got.shape == (3, 2, sum(n for n, _ in LAYOUTS[name]), head_dim)
+    assert torch.equal(bits(got), bits(literal_render_keys(pieces, inv_freq)))
+
+
+def test_nan_keys_stay_nan_in_both_layouts(monkeypatch):
+    import realstate.rope as rope
+
+    keys = torch.randn(1, 1, 4, 8).to(torch.bfloat16)
+    keys[0, 0, 1, 2] = float("nan")
+    inv_freq = (1.0, 0.1, 0.01, 0.001)
+    for chunk in (8, 1 << 18):
+        monkeypatch.setattr(rope, "CHUNK_ELEMENTS", chunk)
+        out = rope.render_keys([keys], ((4, 5),), inv_freq)
+        assert torch.isnan(out[0, 0, 1, 2]) and torch.isnan(out[0, 0, 1, 6])
+        assert not torch.isnan(out[0, 0, [0, 2, 3]]).any()
+
+
+def test_batched_render_equals_one_engine_call_per_fragment():
+    """The canonical engine's batched twin and its per-fragment re-encoding give the same bytes
+    (an engine whose re-encoding has no batched twin, such as a planted bug, takes the latter)."""
+    import dataclasses
+
+    from realstate.engine import CANONICAL
+    from realstate.rope import reencode_into
+
+    per_fragment = dataclasses.replace(CANONICAL, name="per-fragment",
+                                       reencode=lambda *args: reencode_into(*args))
+    for dtype in ("bfloat16", "float32"):
+        fs = [random_fragment(tiny_fingerprint(dtype), n, seed=n, start=s) for n, s in ((3, 0), (2, 9), (4, 1))]
+        for base in (0, 5):
+            assert canonical_render(fs, base).digest() == canonical_render(fs, base, engine=per_fragment).digest()
+            assert bag_render(fs, base).digest() == bag_render(fs, base, engine=per_fragment).digest()
+
+
+def test_rotation_tables_are_cached_per_delta_and_left_untouched_by_renders():
+    from realstate.rope import _delta_table
+
+    fs = frags(4)
+    inv_freq = fs[0].fingerprint.inv_freq
+    before = {d: _delta_table(inv_freq, d, torch.device("cpu")).clone() for d in (1, 2, 3)}
+    for _ in range(2):
+        canonical_render(fs, base=1)
+    for d, table in before.items():
+        cached = _delta_table(inv_freq, d, torch.device("cpu"))
+        assert cached is _delta_table(inv_freq, d, torch.device("cpu"))
+        assert torch.equal(cached, table)
+        cos, sin = rotation_tables(inv_freq, d)
+        assert torch.equal(cached[0, 0], cos) and torch.equal(cached[1, 0], sin)

@@ -115,12 +115,15 @@ def test_checkpoint_with_tokenizer_uses_text_prompts(tiny, tmp_path):
 
 
 def test_checkpoint_errors_name_the_problem(tmp_path):
-    with pytest.raises(InputError, match="not a directory"):
+    with pytest.raises(InputError, match="^checkpoint=.* is not a directory or a .gguf file"):
         load_checkpoint(tmp_path / "missing")
     with pytest.raises(InputError, match="no config.json"):
         load_checkpoint(tmp_path)
-    (tmp_path / "config.json").write_text('{"model_type": "llama"}')
-    with pytest.raises(InputError, match="model_type 'llama'"):
+    (tmp_path / "config.json").write_text('{"model_type": "gpt2"}')
+    with pytest.raises(InputError, match="model_type 'gpt2'.* is not a supported decoder"):
+        load_checkpoint(tmp_path)
+    (tmp_path / "config.json").write_text('{"model_type": "llama"}')  # supported, but there are no weights
+    with pytest.raises(InputError, match="^checkpoint=.* cannot be loaded"):
         load_checkpoint(tmp_path)
 
 

