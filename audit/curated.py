@@ -28,11 +28,17 @@ ROPE, ORDER_VALUE, FINGERPRINT = "realstate/rope.py", "realstate/order_value.py"
 SPEC_ORDERING, SPEC_SET = "spec/ordering.py", "spec/fragment_set.py"
 
 SORTED_RETURN = "    return render_layout(layout(engine.order(members), base), base, engine)"
-DELTA = "delta = p.offset - f.start if reencode else 0"
+DELTA = "p.offset - f.start if reencode else 0"
 ORDER_KEY_SPEC = 'return total_order_bits(m).to_bytes(8, "big") + require_content_id(content_id)'
 ORDER_KEY_PROOFS = "    return z3.Concat(total_order_bits(m), content_id)\n"
-SUB_STORE = "torch.sub(a, b, out=y[..., :half])"
-ADD_STORE = "torch.add(a, b, out=y[..., half:])"
+ROLL = "    swapped = turned.roll(dest.shape[-1] // 2, -1)  # [k2, k1]\n"
+SPLIT_X = "x1, x2 = x.split_with_sizes([half, half], dim=-1)"
+SPLIT_Q = "q1, q2 = q.split_with_sizes([half, half], dim=-1)"
+ADD_SMALL = "    turned.add_(swapped)  # [k1·c − k2·s, k2·c + k1·s]\n"
+SUB_LARGE = "            x1.sub_(q2)  # k1·c − k2·s\n"
+VALUES_APPEND = "        values.append(f.values)\n"
+RENDERED = "    return Rendered(fp, base, keys, torch.cat(values, dim=2), list(placements))"
+ORDER_KEY_CALL = "order_key(self.order_value, self.content_id)"
 COUNTER = "_CALLS = __import__('itertools').count()\n\n\n@dataclass(frozen=True)\nclass Placement:"
 
 CHECK_C3_RANDOM = ("check", "--only", "C3", "--no-gossip", "--universe", "random", "--max-arity", "4")
@@ -91,38 +97,37 @@ CATALOG: tuple[Curated, ...] = (
             CHECK_C3_TIES, frozenset({("C3", "permutations")}), True),
     Curated("render alternates between calls (gossip)",
             (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:", COUNTER),
-             Patch(RENDER, "    return Rendered(fp, base, keys, values, list(placements))",
-                   "    return Rendered(fp, base + next(_CALLS) % 2, keys, values, list(placements))")),
+             Patch(RENDER, RENDERED,
+                   "    return Rendered(fp, base + next(_CALLS) % 2, keys, torch.cat(values, dim=2), list(placements))")),
             ("check", "--only", "C7", "--universe", "ties", "--replicas", "2", "--fragments", "2"),
             frozenset({("C7", "gossip: equal sets render equal")}), True),
     Curated("render alternates between calls (laws)",
             (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:", COUNTER),
-             Patch(RENDER, "    return Rendered(fp, base, keys, values, list(placements))",
-                   "    return Rendered(fp, base + next(_CALLS) % 2, keys, values, list(placements))")),
+             Patch(RENDER, RENDERED,
+                   "    return Rendered(fp, base + next(_CALLS) % 2, keys, torch.cat(values, dim=2), list(placements))")),
             ("check", "--only", "semilattice laws on concrete states", "--no-gossip", "--universe", "ties"),
             frozenset({("C1", "semilattice laws on concrete states")}), True),
     Curated("first placement not re-encoded (check)",
-            (Patch(RENDER, DELTA, "delta = p.offset - f.start if reencode and position else 0"),),
+            (Patch(RENDER, DELTA, "p.offset - f.start if reencode and spans else 0"),),
             CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
     Curated("first placement not re-encoded (realstate)",
-            (Patch(RENDER, DELTA, "delta = p.offset - f.start if reencode and position else 0"),),
+            (Patch(RENDER, DELTA, "p.offset - f.start if reencode and spans else 0"),),
             (*REALSTATE, "--only", "re-encoding fidelity"), frozenset({FIDELITY}), True),
     Curated("wrong sign of the re-encoding offset (check)",
-            (Patch(RENDER, DELTA, "delta = f.start - p.offset if reencode else 0"),),
+            (Patch(RENDER, DELTA, "f.start - p.offset if reencode else 0"),),
             CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
     Curated("wrong sign of the re-encoding offset (realstate)",
-            (Patch(RENDER, DELTA, "delta = f.start - p.offset if reencode else 0"),),
+            (Patch(RENDER, DELTA, "f.start - p.offset if reencode else 0"),),
             (*REALSTATE, "--only", "re-encoding fidelity"), frozenset({FIDELITY}), True),
     # --- survived mutation testing (mutmut against pytest) ------------------------------------------
     Curated("re-encoding offset computed as offset + start",
-            (Patch(RENDER, DELTA, "delta = p.offset + f.start if reencode else 0"),),
+            (Patch(RENDER, DELTA, "p.offset + f.start if reencode else 0"),),
             CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
     Curated("order statistic read from the last layer",
             (Patch(FRAGMENT, "return self.keys[self.fingerprint.layers // 2]", "return self.keys[-1]"),),
             (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}), True),
     Curated("sorted by -m",
-            (Patch(FRAGMENT, "return order_key(self.order_value, self.content_id)",
-                   "return order_key(-self.order_value, self.content_id)"),),
+            (Patch(FRAGMENT, ORDER_KEY_CALL, "order_key(-self.order_value, self.content_id)"),),
             CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
     Curated("render ignores a non-zero base",
             (Patch(RENDER, "placements, offset = [], base", "placements, offset = [], 0"),),
@@ -204,9 +209,9 @@ CATALOG: tuple[Curated, ...] = (
            "c3_head_not_in_tail"),
     # --- realistic bugs added by the audit (planted by every canonmerge audit; tests: -m audit) ------
     Curated("RoPE convention swapped: interleaved pairs instead of NeoX halves",
-            (Patch(ROPE, "x1, x2 = x[..., :half], x[..., half:]", "x1, x2 = x[..., 0::2], x[..., 1::2]"),
-             Patch(ROPE, SUB_STORE, "torch.sub(a, b, out=y[..., 0::2])"),
-             Patch(ROPE, ADD_STORE, "torch.add(a, b, out=y[..., 1::2])")),
+            (Patch(ROPE, ROLL, "    swapped = turned.unflatten(-1, (-1, 2)).flip(-1).flatten(-2)  # [k2, k1] pairwise\n"),
+             Patch(ROPE, SPLIT_X, "x1, x2 = x[..., 0::2], x[..., 1::2]"),
+             Patch(ROPE, SPLIT_Q, "q1, q2 = q[..., 0::2], q[..., 1::2]")),
             CHECK_ORACLE, frozenset({ORACLE_ROW}),
             why="GPT-J style rotate_every_two in a NeoX model: the render is self-consistent, the model is not"),
     Curated("cos/sin computed in float32",
@@ -216,18 +221,19 @@ CATALOG: tuple[Curated, ...] = (
             CHECK_ORACLE, frozenset({ORACLE_ROW}),
             why="angles rounded to float32 before cos/sin: wrong at large offsets, bit-different everywhere"),
     Curated("products rounded to the storage dtype before the sum (rounding twice)",
-            (Patch(ROPE, SUB_STORE, "torch.sub(a.to(keys.dtype), b.to(keys.dtype), out=y[..., :half])"),
-             Patch(ROPE, ADD_STORE, "torch.add(a.to(keys.dtype), b.to(keys.dtype), out=y[..., half:])")),
+            (Patch(ROPE, ADD_SMALL, "    turned = turned.to(dest.dtype).float() + swapped.to(dest.dtype).float()\n"
+                                    "    region.copy_(turned)\n    return\n"),
+             Patch(ROPE, SUB_LARGE, "            x.copy_(x.to(dest.dtype)), q.copy_(q.to(dest.dtype))\n" + SUB_LARGE)),
             CHECK_ORACLE, frozenset({ORACLE_ROW}),
             why="k*cos and rotate_half(k)*sin each rounded to bf16, then added and rounded again"),
     Curated("a fragment's values re-encoded too",
-            (Patch(RENDER, "        values[:, :, position:position + n] = f.values\n",
-                   "        engine.reencode(values[:, :, position:position + n], f.values, delta, inv_freq)\n"),),
+            (Patch(RENDER, VALUES_APPEND,
+                   "        values.append(__import__('realstate.rope', fromlist=['rope']).reencode_keys(\n"
+                   "            f.values, p.offset - f.start, engine.frequencies(fp)) if reencode else f.values)\n"),),
             CHECK_ORACLE, frozenset({ORACLE_ROW}),
             why="RoPE applied to V as well as K: values must never be touched"),
     Curated("values written from the keys",
-            (Patch(RENDER, "        values[:, :, position:position + n] = f.values\n",
-                   "        values[:, :, position:position + n] = f.keys\n"),),
+            (Patch(RENDER, VALUES_APPEND, "        values.append(f.keys)\n"),),
             CHECK_ORACLE, frozenset({ORACLE_ROW}), why="copy-paste: the value slice filled from the keys"),
     Curated("fragment set dedups by object identity",
             (Patch(FRAGMENT, "return FragmentSet.of(fragments, lambda f: f.content_id)",
@@ -257,10 +263,10 @@ CATALOG: tuple[Curated, ...] = (
             (*REALSTATE, "--only", "C5"), frozenset({KNOWN_IDS}),
             why="the same tokens encoded at two positions would share an id"),
     Curated("m divided by H*n - 1",
-            (Patch(ORDER_VALUE, "    return fsum(norms) / len(norms)", "    return fsum(norms) / (len(norms) - 1)"),),
+            (Patch(ORDER_VALUE, "    return total / count\n", "    return total / (count - 1)\n"),),
             (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}), why="sample-variance habit in a mean"),
     Curated("fsum replaced by sum",
-            (Patch(ORDER_VALUE, "fsum, sqrt = math.fsum, math.sqrt", "fsum, sqrt = sum, math.sqrt"),),
+            (Patch(ORDER_VALUE, "        total = math.fsum(norms.tolist())", "        total = sum(norms.tolist())"),),
             (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}),
             why="a left-to-right float sum: m no longer correctly rounded"),
     Curated("m read from the values",
@@ -268,8 +274,8 @@ CATALOG: tuple[Curated, ...] = (
                    "return self.values[self.fingerprint.layers // 2]"),),
             (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}), why="the order statistic of the wrong tensor"),
     Curated("order key from m rounded to float32",
-            (Patch(FRAGMENT, "return order_key(self.order_value, self.content_id)",
-                   'return order_key(struct.unpack("<f", struct.pack("<f", self.order_value))[0], self.content_id)'),),
+            (Patch(FRAGMENT, ORDER_KEY_CALL,
+                   'order_key(struct.unpack("<f", struct.pack("<f", self.order_value))[0], self.content_id)'),),
             CHECK_ORACLE, frozenset({ORACLE_ROW}), why="a reduced-precision key: near ties resolve by id"),
     Curated("frequencies recomputed from rope_theta",
             (Patch(ENGINE, "    return fingerprint.inv_freq\n",

@@ -184,7 +184,7 @@ def run_all(mutants: Sequence[Mutant], config: RunConfig, workers: int = 2, reac
     ``done`` is called as each finishes (journal, progress).  Results come back in input order."""
     results: dict[str, MutantResult] = {}
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        futures = {pool.submit(run_mutant, m, config, reached(m)): m for m in mutants}
+        futures = {pool.submit(run_mutant, m, config, reached): m for m in mutants}
         for future in as_completed(futures):
             result = future.result()
             results[futures[future].id] = result

@@ -104,3 +104,22 @@ def test_the_journal_round_trips_and_ignores_changed_patches(tmp_path):
         assert "bad.jsonl:1" in str(exc)
     else:
         raise AssertionError("a malformed journal line must be an error")
+
+
+def test_an_unpatchable_mutant_is_an_error_never_a_kill(tmp_path):
+    """A patch whose text is not in the file plants nothing: the mutant is an error (no part is
+    run, it is not counted in the ratio) and the audit cannot pass."""
+    from audit.campaign import AuditOptions, AuditReport
+    from audit.run import RunConfig, run_mutant
+
+    stale = Mutant("spec/ordering.py:1:curated:stale:00000000", "curated", "spec/ordering.py", 1, "curated:stale",
+                   (Patch("spec/ordering.py", "this text is not in the file", "x"),), "stale patch")
+    config = RunConfig(parts=("prove",), workdir=tmp_path)
+    r = run_mutant(stale, config)
+    assert r.verdict == "error" and not r.detected and r.cells == []
+    assert "occurs 0 times" in r.error
+    s = summarize([r, result("k", KILLED, NOT_RUN, NOT_RUN)], {})
+    assert [e.mutant.id for e in s.errors] == [stale.id]
+    assert (s.overall.mutants, s.overall.killed, s.overall.ratio) == (1, 1, 1.0)
+    report = AuditReport(AuditOptions(config=config), [], [stale], [], None, [r], s, [], 0.0)
+    assert report.meets_target and report.exit_code() == 1
