@@ -211,8 +211,10 @@ def load_journal(path: Path, mutants: Iterable[Mutant]) -> dict[str, MutantResul
             continue
         try:
             data = json.loads(line)
+            if data.get("kind") != "mutant":  # the control's line, kept by audit.campaign
+                continue
             mutant = wanted.get(data["id"])
-            if mutant is None or data.get("kind") != "mutant":
+            if mutant is None:
                 continue
             if [list(p.values()) for p in data["patches"]] != [[p.path, p.old, p.new] for p in mutant.patches]:
                 continue

@@ -91,7 +91,8 @@ def test_the_journal_round_trips_and_ignores_changed_patches(tmp_path):
     path = tmp_path / "journal.jsonl"
     done = result("a", KILLED, NOT_RUN, NOT_RUN)
     done.cells[0].failing = ["C3/row 1"]
-    path.write_text(journal_line(done) + "\n")
+    control = json.dumps({"kind": "control", "commands": [], "cells": [], "executed": None})
+    path.write_text(control + "\n" + journal_line(done) + "\n")  # the control's line is skipped
     loaded = load_journal(path, [done.mutant])
     assert loaded[done.mutant.id].verdict == KILLED and loaded[done.mutant.id].cells[0].failing == ["C3/row 1"]
     moved = Mutant(done.mutant.id, "mutmut", "spec/x.py", 1, "a", (Patch("spec/x.py", "a", "c"),), "a")
