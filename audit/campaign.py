@@ -27,9 +27,9 @@ from audit.run import (
     Cell,
     MutantResult,
     RunConfig,
+    always,
     environment_note,
     journal_line,
-    always,
     load_journal,
     run_all,
     run_mutant,
@@ -38,7 +38,6 @@ from audit.scratch import ScratchCopy, project_root
 from audit.settings import DEFAULT_TARGET_RATIO, DEFAULT_WORKERS, ORIGINS
 from audit.summary import Summary, stale_entries, summarize
 from audit.targets import OPERATORS, TARGETS, Target, target
-
 
 
 class AuditError(RuntimeError):

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 from audit.mutants import Mutant
 from audit.run import THREAD_ENV, TIMEOUT, Cell, RunConfig, classify

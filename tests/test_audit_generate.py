@@ -4,7 +4,6 @@ scope rules, the curated catalog and the equivalence list (no product runs: fast
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
