@@ -21,6 +21,9 @@ EQUIVALENT: dict[str, str] = {
     "realstate/order_value.py:183:operator_swap_op:c8696ff5":
         "len(levels) >= _MAX_LEVELS in a guard that cannot fire (each level takes >= 12 bits off, 4200 levels "
         "are never reached)",
+    "realstate/order_value.py:136:operator_number:c42b85ba":
+        "float16 exponent shift 10 -> 11 in the plain-sum exactness test: the field read is floor(f/2) <= f, "
+        "so the test only gets more pessimistic and more rows take the exact path: the same bits",
 }
 
 # Survivors that are NOT equivalent: gaps left open, each with why (docs/RESULTS.md lists them).
@@ -28,4 +31,7 @@ GAPS: dict[str, str] = {
     "realstate/fragment.py:109:operator_swap_op:2200fb0b":
         "Fragment.__eq__ (== -> !=) is never executed by verify: sets dedup by content id, never by "
         "Fragment equality; a user comparing fragments would see it (open gap: no part compares two Fragments)",
+    "realstate/render.py:84:operator_number:7c74e0ea":
+        "render_layout's default base 0 -> 1: every caller (renders, replay) passes base explicitly, so verify "
+        "never uses the default; a library caller relying on it would get a shifted render (open gap)",
 }
