@@ -42,6 +42,8 @@ CHECK_COMMANDS: dict[str, tuple[str, str]] = {
 TOOL_COMMANDS: dict[str, tuple[str, str]] = {
     "fragment": ("canonmerge.commands.fragment", "inspect and validate fragment files"),
     "store": ("canonmerge.commands.store", "replica stores: put, list, merge, render"),
+    "bench": ("canonmerge.commands.bench",
+              "accuracy benchmark: CanonicalMerge vs BagMerge orders, references, controls"),
     "claims": ("canonmerge.commands.claims", "the claim index: every check each part registers, under its claim"),
     "audit": ("canonmerge.commands.audit",
               "source-level mutants (mutmut operators + curated bugs) against prove/check/realstate: kill matrix"),

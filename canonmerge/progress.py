@@ -10,7 +10,14 @@ import time
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 
 class ProgressPrinter:
@@ -21,12 +28,13 @@ class ProgressPrinter:
         self._live: Progress | None = None
         self._tasks: dict[str, int] = {}
         self._last_line: dict[str, float] = {}
+        self._first: dict[str, tuple[float, int]] = {}   # task -> (time, done) when first seen
 
     def __enter__(self) -> ProgressPrinter:
         if self._enabled and self._console.is_terminal:
             self._live = Progress(
                 TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TimeElapsedColumn(), console=self._console, transient=True,
+                TimeElapsedColumn(), TimeRemainingColumn(), console=self._console, transient=True,
             )
             self._live.__enter__()
         return self
@@ -46,8 +54,18 @@ class ProgressPrinter:
             self._live.update(self._tasks[task], completed=done, total=total or None)
             return
         now = time.monotonic()
+        first = self._first.setdefault(task, (now, done))
         finished = total and done >= total
         if finished or now - self._last_line.get(task, -1e9) >= self._interval:
             self._last_line[task] = now
             counts = f"{done}/{total}" if total else str(done)
-            print(f"[progress] {task}: {counts}", file=sys.stderr, flush=True)
+            print(f"[progress] {task}: {counts}{_eta(first, now, done, total)}", file=sys.stderr, flush=True)
+
+
+def _eta(first: tuple[float, int], now: float, done: int, total: int) -> str:
+    """An estimate of the time left at the rate seen so far (nothing until there is a rate)."""
+    began, done_then = first
+    if not total or done >= total or done <= done_then or now <= began:
+        return ""
+    left = (total - done) * (now - began) / (done - done_then)
+    return f" (ETA {int(left) // 60}:{int(left) % 60:02d})"

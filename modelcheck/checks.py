@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from modelcheck.backend import Backend, FragmentDesc, Universe
 from modelcheck.enumerate import Expr, Join, Leaf
 from modelcheck.program import ProgramBuilder, evaluate, failed_expectations, run_program
 from modelcheck.trace import make_trace
+from modelcheck.unions import Leaves, comb_states, tree_states
 from spec import Check, Progress, canonical_order, no_progress
 from spec.fragment_set import current_iteration_order, reseed_shuffle
 from spec.laws import order_violations, semilattice_violations
@@ -112,6 +113,8 @@ class UniverseCheck:
         self.base = universe.base
         self.descs: list[FragmentDesc] = list(universe.fragments)
         self.objects = {i: backend.build(universe.geometry, d) for i, d in enumerate(self.descs)}
+        self.leaves = Leaves(backend, self.objects)
+        self.digests: dict[Check | None, set[str]] = {}   # C3 digests seen (None: every family)
         self.renders = 0
         self._by_object: dict[int, tuple[Any, str]] = {}
         self.rows: list[Row] = []
@@ -184,16 +187,15 @@ class UniverseCheck:
             self._oracle_verdicts[key] = not found and again == digest
         return self._oracle_verdicts[key]
 
-    def oracle_check(self, expr: Expr, state: Any, digest: str) -> None:
+    def oracle_check(self, indices: tuple[int, ...], expr: Callable[[], Expr], state: Any, digest: str) -> None:
+        """The render of ``state`` (the set of fragments ``indices``; ``expr()`` builds its
+        schedule, only for a trace) against the oracle's render of that set."""
         if not self.use_oracle:
             return
         tally = self.tallies.of(P.ORACLE, "renders")
-        started = time.perf_counter()
-        indices = tuple(sorted({leaf.index for leaf in en.leaves(expr)}))
         tally.checked += 1
         if not self._agrees("canonical", indices, state, digest):
-            tally.fail(self.universe.name, lambda: self._oracle_trace(expr, indices))
-        tally.seconds += time.perf_counter() - started
+            tally.fail(self.universe.name, lambda: self._oracle_trace(expr(), indices))
 
     def oracle_bag_check(self, order: list[int], digest: str) -> None:
         if not self.use_oracle:
@@ -248,39 +250,53 @@ class UniverseCheck:
         return self.trace(check, b, f"schedule {en.render_expr(ref)} and schedule "
                           f"{en.render_expr(bad)} hold the same set but render differently")
 
-    def c3(self, n: int, row: Row) -> None:
-        """Every schedule of the first n fragments must render like the index-order fold."""
+    def _schedules(self, n: int, prefix: Sequence[int]
+                   ) -> list[tuple[Check, str, Callable[[Any], Expr], Callable[[], Iterator[tuple[Any, Any]]]]]:
+        """(check, row column, schedule of a key, (key, state) pairs) for the three C3 families."""
+        b, leaves = self.backend, self.leaves
+        return [
+            (P.PERMUTATIONS, "permutations", en.sequence, lambda: comb_states(b, leaves, n, 0, prefix)),
+            (P.MERGE_TREES, "trees", lambda e: e, lambda: tree_states(b, leaves, n, prefix)),
+            (P.REDELIVERIES, "redeliveries", en.sequence,
+             lambda: itertools.chain.from_iterable(comb_states(b, leaves, n, e, prefix)
+                                                   for e in range(1, self.max_extra + 1))),
+        ]
+
+    def c3(self, n: int, row: Row, prefix: Sequence[int] = ()) -> None:
+        """Every schedule of the first n fragments (those starting with ``prefix``) must render
+        like the index-order fold, which is built and rendered afresh here."""
         ref_expr = en.fold([Leaf(i) for i in range(n)])
         ref = self.render(self.state(ref_expr))
         every = {ref}
-        schedules: list[tuple[Check, str, str, Callable[[], Iterator[Expr]]]] = [
-            (P.PERMUTATIONS, "permutations", "permutations", lambda: en.permutations(n)),
-            (P.MERGE_TREES, "trees", "trees", lambda: en.merge_trees(n)),
-            (P.REDELIVERIES, "re-deliveries", "redeliveries", lambda: en.redeliveries(n, self.max_extra)),
-        ]
-        for check, unit, column, make in schedules:
+        indices = tuple(range(n))
+        shuffled = current_iteration_order() == "shuffled"
+        units = {P.PERMUTATIONS: "permutations", P.MERGE_TREES: "trees", P.REDELIVERIES: "re-deliveries"}
+        for check, column, to_expr, pairs in self._schedules(n, prefix):
             wanted = self.wants(check)
             if not (wanted or self.use_oracle):
                 continue
-            tally = self.tallies.of(check, unit, digests_per_set) if wanted else Tally(check, unit)
+            tally = self.tallies.of(check, units[check], digests_per_set) if wanted else Tally(check, units[check])
             started = time.perf_counter()
             count, digests = 0, {ref}
-            for expr in make():
+            for key, state in pairs():
                 count += 1
-                state = self.state(expr)
+                if shuffled:  # a schedule and its replayed trace see the same shuffles
+                    reseed_shuffle(en.render_expr(to_expr(key)))
                 digest = self.render(state)
                 digests.add(digest)
-                self.oracle_check(expr, state, digest)
+                self.oracle_check(indices, lambda k=key, f=to_expr: f(k), state, digest)
                 if digest != ref:
                     row.violations += 1
-                    tally.fail(self.universe.name, lambda e=expr, c=check: self.c3_trace(c, ref_expr, e))
-                if count % 200 == 0:
-                    self.progress(f"{self.universe.name} N={n} {check.name}", count, 0)
+                    tally.fail(self.universe.name,
+                               lambda k=key, f=to_expr, c=check: self.c3_trace(c, ref_expr, f(k)))
             tally.checked += count
             tally.seconds += time.perf_counter() - started
             tally.details["max digests per set"] = max(tally.details.get("max digests per set", 0), len(digests))
-            setattr(row, column, count)
+            if wanted:
+                self.digests.setdefault(check, set()).update(digests)
+            setattr(row, column, getattr(row, column) + count)
             every |= digests
+        self.digests.setdefault(None, set()).update(every)
         row.canonical_digests = len(every)
 
     # --- C3: the engine's sort, driven with every input order ----------------------------------
@@ -527,18 +543,28 @@ class UniverseCheck:
         return self.trace(P.REFINEMENT_BAG, b,
                           f"render of {en.render_expr(e)} is not BagMerge of its spec order")
 
-    # --- everything, arity by arity -------------------------------------------------------------
+    # --- the work, in the pieces the shards run -------------------------------------------------
 
-    def run(self, max_arity: int) -> list[Row]:
-        top = min(max_arity, len(self.universe.fragments))
-        for n in range(1, top + 1):
-            row = Row(n)
-            if self.wants(P.PERMUTATIONS, P.MERGE_TREES, P.REDELIVERIES) or self.use_oracle:
-                self.c3(n, row)
-            if n >= 2 and self.wants(P.BAG_ORDER, P.BAG_REDELIVERY):
-                self.c4(n, row)
-            self.rows.append(row)
-            self.progress(f"universe {self.universe.name}", n, top)
+    def top(self, max_arity: int) -> int:
+        """The largest arity checked on this universe: its first ``top`` fragments."""
+        return min(max_arity, len(self.universe.fragments))
+
+    def run_c3(self, n: int, prefix: Sequence[int] = ()) -> Row:
+        """C3 (and the oracle) on the schedules of arity n that start with ``prefix``."""
+        row = Row(n)
+        if self.wants(P.PERMUTATIONS, P.MERGE_TREES, P.REDELIVERIES) or self.use_oracle:
+            self.c3(n, row, prefix)
+        return row
+
+    def run_bag(self, n: int) -> Row:
+        """C4 on arity n (n >= 2)."""
+        row = Row(n)
+        if n >= 2 and self.wants(P.BAG_ORDER, P.BAG_REDELIVERY):
+            self.c4(n, row)
+        return row
+
+    def run_universe(self, top: int) -> None:
+        """The checks over the whole universe: the engine's sort, C6, the laws, the refinement."""
         if self.wants(P.ENGINE_ORDER):
             self.engine_order(top)
         if self.wants(P.PAIRS):
@@ -547,4 +573,15 @@ class UniverseCheck:
             self.laws()
         if self.wants(P.REFINEMENT_UNION, P.REFINEMENT_ORDER, P.REFINEMENT_BAG):
             self.refinement(en.permutations(top))
+
+    def run(self, max_arity: int) -> list[Row]:
+        """Everything on this universe in one process, arity by arity (what one shard plan run
+        in order does; kept for direct use)."""
+        top = self.top(max_arity)
+        for n in range(1, top + 1):
+            row = self.run_c3(n)
+            row.bag_digests = self.run_bag(n).bag_digests
+            self.rows.append(row)
+            self.progress(f"universe {self.universe.name}", n, top)
+        self.run_universe(top)
         return self.rows

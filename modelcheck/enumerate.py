@@ -3,11 +3,16 @@
 A schedule is an ``Expr``: a binary tree whose leaves are deliveries of fragment ``index``
 (``copy`` 0 is the object first delivered, ``copy`` k >= 1 its k-th re-delivered copy) and whose
 inner nodes are merges.  A sequential arrival order is the left comb.  Counts have closed forms
-(n!, n!·Catalan(n−1), surjection counts) that the tests hold the enumerators to."""
+(n!, n!·Catalan(n−1), surjection counts) that the tests hold the enumerators to.
+
+Every enumerator takes a ``prefix``: only the schedules whose first arrivals (leaves, left to
+right) are ``prefix`` are produced.  The prefixes of one length partition the schedules, which is
+how the checker splits an arity into shards (``modelcheck.shards``); ``*_count(n, ..., prefix)``
+are the closed forms per prefix.  Arrival sequences come in lexicographic order, so consecutive
+ones share long prefixes (the checker reuses the unions of those shared prefixes)."""
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -77,9 +82,52 @@ def prune(expr: Expr, drop: Callable[[Leaf], bool]) -> Expr | None:
 
 # --- the enumerators --------------------------------------------------------------------------
 
-def permutations(n: int) -> Iterator[Expr]:
+def arrivals(n: int, extra: int = 0, prefix: Sequence[int] = ()) -> Iterator[tuple[int, ...]]:
+    """Every sequence of n + ``extra`` deliveries of fragments 0..n-1 that delivers each at
+    least once and starts with ``prefix``, in lexicographic order.  ``extra = 0`` gives the
+    permutations; ``extra >= 1`` the re-delivery patterns with exactly that many repeats."""
+    length = n + extra
+    counts = [0] * n
+    for i in prefix:
+        if not 0 <= i < n:
+            return
+        counts[i] += 1
+    if len(prefix) > length or sum(c - 1 for c in counts if c) > extra:
+        return
+    seq = list(prefix)
+    missing = counts.count(0)
+
+    def extend(missing: int) -> Iterator[tuple[int, ...]]:
+        room = length - len(seq)
+        if room == 0:
+            yield tuple(seq)
+            return
+        for i in range(n):
+            left = missing - (counts[i] == 0)
+            if left > room - 1:          # the rest could no longer deliver every fragment
+                continue
+            counts[i] += 1
+            seq.append(i)
+            yield from extend(left)
+            seq.pop()
+            counts[i] -= 1
+
+    yield from extend(missing)
+
+
+def leaves_of(sequence_: Sequence[int]) -> list[Leaf]:
+    """The leaves of an arrival sequence: a repeated index arrives as its next copy."""
+    seen: dict[int, int] = {}
+    out = []
+    for i in sequence_:
+        out.append(Leaf(i, seen.get(i, 0)))
+        seen[i] = seen.get(i, 0) + 1
+    return out
+
+
+def permutations(n: int, prefix: Sequence[int] = ()) -> Iterator[Expr]:
     """Every arrival order of n distinct deliveries (n! of them)."""
-    for order in itertools.permutations(range(n)):
+    for order in arrivals(n, 0, prefix):
         yield fold([Leaf(i) for i in order])
 
 
@@ -94,22 +142,10 @@ def tree_shapes(items: Sequence[Leaf]) -> Iterator[Expr]:
                 yield Join(left, right)
 
 
-def merge_trees(n: int) -> Iterator[Expr]:
+def merge_trees(n: int, prefix: Sequence[int] = ()) -> Iterator[Expr]:
     """Every merge tree combined with every leaf order (n!·Catalan(n−1) = (2n−2)!/(n−1)!)."""
-    for order in itertools.permutations(range(n)):
+    for order in arrivals(n, 0, prefix):
         yield from tree_shapes([Leaf(i) for i in order])
-
-
-def _multiset_permutations(counts: list[int], length: int) -> Iterator[list[int]]:
-    if length == 0:
-        yield []
-        return
-    for i, c in enumerate(counts):
-        if c:
-            counts[i] -= 1
-            for rest in _multiset_permutations(counts, length - 1):
-                yield [i] + rest
-            counts[i] += 1
 
 
 def _multiplicities(n: int, extra: int) -> Iterator[list[int]]:
@@ -123,13 +159,12 @@ def _multiplicities(n: int, extra: int) -> Iterator[list[int]]:
             yield [1 + k] + rest
 
 
-def redeliveries(n: int, max_extra: int) -> Iterator[Expr]:
+def redeliveries(n: int, max_extra: int, prefix: Sequence[int] = ()) -> Iterator[Expr]:
     """Every arrival sequence in which each of n fragments arrives at least once and 1..max_extra
     deliveries are repeats (copies), in every interleaving."""
     for extra in range(1, max_extra + 1):
-        for counts in _multiplicities(n, extra):
-            for seq in _multiset_permutations(list(counts), n + extra):
-                yield sequence(seq)
+        for seq in arrivals(n, extra, prefix):
+            yield sequence(seq)
 
 
 # --- closed forms -----------------------------------------------------------------------------
@@ -138,21 +173,39 @@ def catalan(n: int) -> int:
     return math.comb(2 * n, n) // (n + 1)
 
 
-def permutation_count(n: int) -> int:
-    return math.factorial(n)
+def covering_count(n: int, length: int, prefix: Sequence[int] = ()) -> int:
+    """Sequences of ``length`` over n fragments that start with ``prefix`` and deliver every
+    fragment at least once (inclusion–exclusion over the fragments the prefix misses)."""
+    if len(prefix) > length or any(not 0 <= i < n for i in prefix):
+        return 0
+    missing, rest = n - len(set(prefix)), length - len(prefix)
+    return sum((-1) ** j * math.comb(missing, j) * (n - j) ** rest for j in range(missing + 1))
 
 
-def tree_count(n: int) -> int:
-    return math.factorial(n) * catalan(n - 1)
+def _distinct(prefix: Sequence[int], n: int) -> bool:
+    return len(set(prefix)) == len(prefix) and all(0 <= i < n for i in prefix)
+
+
+def permutation_count(n: int, prefix: Sequence[int] = ()) -> int:
+    return math.factorial(n - len(prefix)) if _distinct(prefix, n) and len(prefix) <= n else 0
+
+
+def tree_count(n: int, prefix: Sequence[int] = ()) -> int:
+    return permutation_count(n, prefix) * catalan(n - 1)
 
 
 def stirling2(n: int, k: int) -> int:
     return sum((-1) ** j * math.comb(k, j) * (k - j) ** n for j in range(k + 1)) // math.factorial(k)
 
 
-def redelivery_count(n: int, max_extra: int) -> int:
-    """Sequences of length n+e onto n fragments using each (surjections: n!·S(n+e, n))."""
-    return sum(math.factorial(n) * stirling2(n + e, n) for e in range(1, max_extra + 1))
+def redelivery_count(n: int, max_extra: int, prefix: Sequence[int] = ()) -> int:
+    """Sequences of length n+e onto n fragments using each (surjections: n!·S(n+e, n)); with a
+    prefix, those that start with it (each extra e counted separately: a prefix holding more
+    repeats than e allows starts none of length n+e)."""
+    if not prefix:
+        return sum(math.factorial(n) * stirling2(n + e, n) for e in range(1, max_extra + 1))
+    repeats = len(prefix) - len(set(prefix))
+    return sum(covering_count(n, n + e, prefix) for e in range(max(1, repeats), max_extra + 1))
 
 
 def multinomial_redelivery_count(n: int, max_extra: int) -> int:

@@ -19,6 +19,7 @@ The only memo is by state *object*, so one object is not rendered twice."""
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections import Counter, deque
 from collections.abc import Hashable, Sequence
@@ -41,6 +42,7 @@ class GossipConfig:
     homes: tuple[int, ...] | None = None  # home replica of each fragment; default round-robin
     max_depth: int | None = None
     max_states: int = 200_000
+    symmetry: bool = False  # explore one state per orbit of replica relabellings (see module doc)
 
     def home(self, f: int) -> int:
         return self.homes[f] if self.homes is not None else f % self.replicas
@@ -93,10 +95,27 @@ class _World:
         self.objects = [backend.build(universe.geometry, d) for d in universe.fragments[:config.fragments]]
         self.base = universe.base
         self._renders: dict[int, tuple[Any, str]] = {}   # id(state) -> (state kept alive, digest)
+        self._keys: dict[int, tuple[Any, Hashable]] = {}  # id(state) -> (state kept alive, state key)
+        self._numbers: dict[Hashable, int] = {}           # state key -> a small number (orbit keys)
         self.render_calls = 0
 
     def key_of(self, state: Any) -> Hashable:
-        return None if state is None else self.backend.state_key(state)
+        """``backend.state_key``, computed once per state object (a pure description of it)."""
+        if state is None:
+            return None
+        hit = self._keys.get(id(state))
+        if hit is None or hit[0] is not state:
+            hit = self._keys[id(state)] = (state, self.backend.state_key(state))
+        return hit[1]
+
+    def number(self, key: Hashable) -> int:
+        """A small number per distinct state key (-1: holds nothing), fixed for the whole run."""
+        if key is None:
+            return -1
+        got = self._numbers.get(key)
+        if got is None:
+            got = self._numbers[key] = len(self._numbers)
+        return got
 
     def render(self, state: Any) -> str:
         """Render digest of this state object (one call per object, never shared by set)."""
@@ -114,9 +133,54 @@ class _World:
         return b if a is None else self.backend.merge(a, b)
 
     def canonical(self, n: Node) -> Hashable:
+        """The visited-set key: the node itself (message pools as multisets), or with symmetry
+        its orbit under the replica relabellings that keep every unpublished fragment's home."""
+        if self.config.symmetry:
+            return self.orbit_key(n)
         return (tuple(self.key_of(s) for s in n.states), n.published,
                 frozenset(Counter(k for k, _ in n.flight).items()),
                 frozenset(Counter(k for k, _ in n.dropped).items()))
+
+    def orbit_key(self, n: Node) -> Hashable:
+        """A key equal for two nodes iff a relabelling π of the replicas maps one onto the other
+        with π(home(f)) = home(f) for every fragment f not yet published.
+
+        Each replica gets a signature that no relabelling changes (its state, the unpublished
+        fragments homed there, the messages it sent and is sent, by kind and snapshot); the
+        replicas are listed in signature order, and only the orders among replicas with equal
+        signatures are tried, keeping the least encoding of the messages' endpoints."""
+        r_count = self.config.replicas
+        keys = [self.number(self.key_of(s)) for s in n.states]
+        homes: list[list[int]] = [[] for _ in range(r_count)]
+        for f in range(self.config.fragments):
+            if f not in n.published:
+                homes[self.config.home(f)].append(f)
+        sent: list[list[tuple[int, int]]] = [[] for _ in range(r_count)]
+        got: list[list[tuple[int, int]]] = [[] for _ in range(r_count)]
+        messages = []
+        for kind, pool in ((0, n.flight), (1, n.dropped)):
+            for (src, dst, key), _ in pool:
+                number = self.number(key)
+                sent[src].append((kind, number))
+                got[dst].append((kind, number))
+                messages.append((kind, src, dst, number))
+        sig = [(keys[r], tuple(homes[r]), tuple(sorted(sent[r])), tuple(sorted(got[r]))) for r in range(r_count)]
+        order = sorted(range(r_count), key=sig.__getitem__)
+        groups: list[list[int]] = []
+        for r in order:
+            if groups and sig[groups[-1][0]] == sig[r]:
+                groups[-1].append(r)
+            else:
+                groups.append([r])
+        best: tuple | None = None
+        for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
+            label = [0] * r_count
+            for new, old in enumerate(r for g in choice for r in g):
+                label[old] = new
+            encoded = tuple(sorted((kind, label[src], label[dst], number) for kind, src, dst, number in messages))
+            if best is None or encoded < best:
+                best = encoded
+        return (tuple(sig[r] for r in order), n.published, best)
 
     def initial(self) -> Node:
         return Node((None,) * self.config.replicas, frozenset(), (), ())
@@ -201,7 +265,32 @@ class _World:
         return None
 
     def converged(self, n: Node, union: str) -> bool:
-        return all(s is not None and self.render(s) == union for s in n.states)
+        return self.converged_states(n.states, union)
+
+    def converged_states(self, states: Sequence[Any], union: str) -> bool:
+        return all(s is not None and self.render(s) == union for s in states)
+
+    def exchanged(self, n: Node) -> list[Any]:
+        """The replicas' states after ``fair_exchange(n)``, by the same merges in the same order
+        as running its actions (``run_actions``), without building the intermediate nodes: a
+        flush (publish the rest at home, deliver the flight in order, re-send and deliver the
+        dropped in order), then every replica sends its snapshot to every other and each
+        replica joins the snapshots in sender order."""
+        states = list(n.states)
+        for f in range(self.config.fragments):
+            if f not in n.published:
+                home = self.config.home(f)
+                states[home] = self.join(states[home], self.backend.singleton(self.objects[f]))
+        for (_, dst, _), snapshot in (*n.flight, *n.dropped):
+            states[dst] = self.join(states[dst], snapshot)
+        snapshots = list(states)
+        for src, snapshot in enumerate(snapshots):
+            if snapshot is None:
+                continue
+            for dst in range(self.config.replicas):
+                if dst != src:
+                    states[dst] = self.join(states[dst], snapshot)
+        return states
 
 
 def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipConfig(), *,
@@ -232,10 +321,8 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
             return False
         if not fair_exchange:
             return True
-        flushed, _ = world.run_actions(n, world.flush(n))
         result.fair_exchanges += 1
-        end, _ = world.run_actions(flushed, world.all_to_all(flushed))
-        if not world.converged(end, union):
+        if not world.converged_states(world.exchanged(n), union):
             result.kind = "fair-exchange"
             result.violation = _trace(world, universe, nodes, parent, key, world.fair_exchange(n), None,
                                       backend_name, mutant)

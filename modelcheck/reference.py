@@ -8,6 +8,7 @@ byte-identity); only ``render_as_fragment`` re-encodes RoPE, for the incremental
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 import struct
@@ -24,19 +25,27 @@ _RENDER_MAGIC = b"CMREFRNDR1"
 class RefFragment:
     """A (geometry, desc) pair; id and ``m`` are computed once per object, from the bits."""
 
-    __slots__ = ("geometry", "desc", "_cid", "_m")
+    __slots__ = ("geometry", "desc", "_cid", "_m", "_encoded")
 
     def __init__(self, geometry: Geometry, desc: FragmentDesc) -> None:
         self.geometry = geometry
         self.desc = desc
         self._cid: bytes | None = None
         self._m: float | None = None
+        self._encoded: bytes | None = None
+
+    def encoded(self) -> bytes:
+        """The description's bytes (start, tokens, keys, values), encoded once per object."""
+        if self._encoded is None:
+            self._encoded = _encode_desc(self.geometry, self.desc)
+        return self._encoded
 
     def __repr__(self) -> str:
         cid = self._cid.hex()[:12] if self._cid else "?"
         return f"RefFragment(id={cid}, start={self.desc.start}, tokens={self.desc.tokens})"
 
 
+@functools.lru_cache(maxsize=64)
 def _encode_geometry(g: Geometry) -> bytes:
     out = struct.pack("<III", g.layers, g.kv_heads, g.head_dim) + g.dtype.encode() + b"\0"
     return out + b"".join(struct.pack("<d", f) for f in g.inv_freq)
@@ -136,7 +145,7 @@ class ReferenceBackend:
         h = hashlib.sha256(_RENDER_MAGIC + _encode_geometry(g))
         offset = base
         for f in fragments:
-            h.update(struct.pack("<q", offset) + _encode_desc(g, f.desc))
+            h.update(struct.pack("<q", offset) + f.encoded())
             offset += f.desc.tokens
         return h.hexdigest()
 

@@ -13,14 +13,26 @@ from modelcheck import enumerate as en
 from modelcheck import properties as P
 from modelcheck import trace as trace_io
 from modelcheck.backend import Backend, Universe
-from modelcheck.checks import Row, Tallies, Tally, UniverseCheck
+from modelcheck.checks import Row, Tallies, Tally
+from modelcheck.executors import InProcess, make_executor
 from modelcheck.gossip import GossipConfig, GossipResult, explore
+from modelcheck.shards import (
+    BackendRecipe,
+    GossipTask,
+    Settings,
+    ShardResult,
+    ShardTask,
+    Task,
+    merge,
+    plan,
+)
 from modelcheck.universes import select
 from spec import Check, ClaimResult, Expect, InputError, Outcome, PartReport, Progress, Table, no_progress
 from spec.fragment_set import ITERATION_ORDERS, iteration_order
 
 PART = P.PART
-MAX_EXHAUSTIVE_ARITY = 5
+MAX_EXHAUSTIVE_ARITY = 8          # the cap: N = 8 is 18.8M orderings per universe (docs/MODELCHECK.md)
+DEFAULT_ARITY = 5
 MAX_REDELIVERIES = 3
 DEFAULT_IN_FLIGHT = 2
 DEFAULT_MAX_STATES = 200_000
@@ -28,9 +40,7 @@ DEFAULT_ITERATION = "arrival"
 
 
 def _validate(max_arity: int, redeliveries: int, randomized: int, iteration: str) -> None:
-    if not isinstance(max_arity, int) or not 1 <= max_arity <= MAX_EXHAUSTIVE_ARITY:
-        raise InputError(f"--max-arity must be 1..{MAX_EXHAUSTIVE_ARITY} (exhaustive); got {max_arity}. "
-                         "For larger N use --randomized K (Hypothesis, N up to 64)")
+    _validate_arity(max_arity)
     if not isinstance(redeliveries, int) or not 0 <= redeliveries <= MAX_REDELIVERIES:
         raise InputError(f"--redeliveries must be 0..{MAX_REDELIVERIES}; got {redeliveries}")
     if not isinstance(randomized, int) or not 0 <= randomized <= 100_000:
@@ -106,13 +116,22 @@ def _gossip_results(g: GossipResult, chosen: frozenset[Check], trace_dir: Path |
     return results
 
 
-def run(backend: Backend, *, max_arity: int = MAX_EXHAUSTIVE_ARITY, universes: list[str] | None = None,
+def _validate_arity(max_arity: int) -> None:
+    if not isinstance(max_arity, int) or not 1 <= max_arity <= MAX_EXHAUSTIVE_ARITY:
+        raise InputError(f"--max-arity must be 1..{MAX_EXHAUSTIVE_ARITY} (exhaustive; the cap: N = 9 would be "
+                         f"{en.tree_count(9):,} merge trees per universe); got {max_arity}. "
+                         "For larger N use --randomized K (Hypothesis, N up to 64)")
+
+
+def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: list[str] | None = None,
         replicas: int = 3, fragments: int = 3, in_flight: int = DEFAULT_IN_FLIGHT,
         randomized: int = 0, redeliveries: int = 1, gossip: bool = True,
         gossip_universe: str | None = None, max_states: int = DEFAULT_MAX_STATES,
         max_depth: int | None = None, trace_dir: Path | None = None,
         checks: Iterable[Check] | None = None, iteration: str = DEFAULT_ITERATION,
-        progress: Progress = no_progress, fail_fast: bool = False) -> PartReport:
+        progress: Progress = no_progress, engine: str = "local", workers: int = 1,
+        recipe: BackendRecipe | None = None, ray_address: str | None = None,
+        symmetry: bool = True, fail_fast: bool = False) -> PartReport:
     """Check C1–C4, C6 and C7 on ``backend`` and return the report.
 
     ``checks`` selects registered checks (default: all of ``modelcheck.properties``);
@@ -121,77 +140,113 @@ def run(backend: Backend, *, max_arity: int = MAX_EXHAUSTIVE_ARITY, universes: l
     ``backend`` may carry a planted bug (its ``mutant`` attribute names it; traces record it).
     Traces are saved under ``trace_dir`` when given, else carried inline in the details.
     With ``fail_fast``, no universe, gossip or randomized run starts after a universe in which a
-    law (ALWAYS check) was violated."""
+    law (ALWAYS check) was violated.
+
+    The work is split into shards (``modelcheck.shards``) run by ``engine`` — ``local`` with
+    ``workers`` = 1 in this process, more on a process pool; ``ray`` as Ray tasks — which then
+    build the backend from ``recipe`` in each worker.  The verdict is the same on every engine."""
     _validate(max_arity, redeliveries, randomized, iteration)
     chosen = frozenset(P.ALL if checks is None else checks)
     picked = select(universes)
     gossip_u = _gossip_universe(picked, gossip_universe)
     config = GossipConfig(replicas=replicas, fragments=fragments, in_flight=in_flight,
-                          max_states=max_states, max_depth=max_depth)
+                          max_states=max_states, max_depth=max_depth, symmetry=symmetry)
     run_gossip = gossip and bool(chosen & set(P.GOSSIP))
     if run_gossip:
         config.validate(gossip_u)
-    mutant = getattr(backend, "mutant", None) or None
+    executor = make_executor(engine, workers, backend, recipe, ray_address)
+    if isinstance(executor, InProcess):
+        backend = executor.backend
+    if backend is not None:
+        name, mutant = backend.name, getattr(backend, "mutant", None) or None
+    else:
+        name, mutant = recipe.name, recipe.mutant  # type: ignore[union-attr]
+    settings = Settings(max_arity, redeliveries, iteration, tuple(c.name for c in P.ALL if c in chosen), name, mutant)
     started = time.perf_counter()
     report = PartReport(part=PART)
-    tallies = Tallies()
-    stopped = ""
-    renders = 0
+    shard_plan = plan([u.name for u in picked], settings) if chosen & set(P.EXHAUSTIVE) else []
+    tasks: list[Task] = [ShardTask(settings, s) for s in shard_plan]
+    gossip_task = GossipTask(settings, gossip_u.name, config, weight=float("inf")) if run_gossip else None
+    if gossip_task is not None and not isinstance(executor, InProcess):
+        tasks.append(gossip_task)           # on a pool, gossip runs beside the shards
+    total = sum(s.weight for s in shard_plan)
+    state = {"done": 0.0, "shards": 0}
+    results: list[ShardResult] = []
+    gossip_result: list[GossipResult] = []
+
+    def done(task: Task, result: Any) -> None:
+        if isinstance(task, GossipTask):
+            gossip_result.append(result)
+            return
+        results.append(result)
+        state["done"] += task.shard.weight
+        state["shards"] += 1
+        progress(f"modelcheck: {len(shard_plan)} shards on {executor.name} ({executor.workers} worker(s)); "
+                 "work in renders", int(state["done"]), int(total))
+
     with iteration_order(iteration):
-        if chosen & set(P.EXHAUSTIVE):
-            for k, u in enumerate(picked):
-                progress("modelcheck universes", k, len(picked))
-                uc = UniverseCheck(backend, u, tallies, backend_name=backend.name, mutant=mutant,
-                                   redeliveries=redeliveries, progress=progress, selected=chosen)
-                report.tables.append(_universe_table(u, uc.run(max_arity)))
-                renders += uc.renders
-                if fail_fast and _violated(tallies):
-                    stopped = f"--fail-fast: stopped after universe '{u.name}' ({k + 1} of {len(picked)})"
-                    break
-            progress("modelcheck universes", len(picked), len(picked))
+        progress(f"modelcheck: {len(shard_plan)} shards on {executor.name} ({executor.workers} worker(s)); "
+                 "work in renders", 0, int(total))
+        executor.run(tasks, done)
+        merged = merge(results, [u.name for u in picked])
+        report.notes += merged.notes
+        for u in picked:
+            if shard_plan:
+                report.tables.append(_universe_table(u, merged.rows[u.name]))
         for check in P.EXHAUSTIVE:
-            if check in tallies:
-                report.results.append(_tally_result(tallies[check], trace_dir, report.notes))
+            if check in merged.tallies:
+                report.results.append(_tally_result(merged.tallies[check], trace_dir, report.notes))
+        stopped = fail_fast and _violated(merged.tallies)
+        if stopped:
+            report.notes.append("--fail-fast: a law was violated in the exhaustive shards; gossip (when it "
+                                "runs after them, in process) and randomized runs not started")
         if max_arity < 2 and P.BAG_ORDER in chosen:
             report.notes.append("C4 needs N >= 2: BagMerge witnesses were not looked for at --max-arity 1")
-        orderings = sum(tallies[c].checked for c in (P.PERMUTATIONS, P.MERGE_TREES, P.REDELIVERIES)
-                        if c in tallies)
+        orderings = sum(merged.tallies[c].checked for c in (P.PERMUTATIONS, P.MERGE_TREES, P.REDELIVERIES)
+                        if c in merged.tallies)
         data: dict[str, Any] = {
-            "backend": backend.name, "mutant": mutant, "max_arity": max_arity, "redeliveries": redeliveries,
-            "universes": [u.name for u in picked], "renders": renders, "iteration": iteration,
-            "checks": sorted(c.name for c in chosen),
+            "backend": name, "mutant": mutant, "max_arity": max_arity, "redeliveries": redeliveries,
+            "universes": [u.name for u in picked], "renders": merged.renders, "iteration": iteration,
+            "checks": sorted(c.name for c in chosen), "engine": executor.name, "workers": executor.workers,
+            "shards": len(shard_plan), "cpu_seconds": round(merged.cpu_seconds, 3),
             "counts_per_n": {n: {"permutations": en.permutation_count(n), "trees": en.tree_count(n),
                                  "re-deliveries": en.redelivery_count(n, redeliveries)}
                              for n in range(1, max_arity + 1)},
+            "shard_costs": merged.shard_costs,
         }
-        if stopped:
-            report.notes.append(stopped + "; gossip and randomized runs not started")
-            run_gossip, randomized = False, 0
-        if run_gossip:
-            g = explore(backend, gossip_u, config, backend_name=backend.name, mutant=mutant,
-                        progress=progress)
+        if gossip_task is not None and (gossip_result or not stopped):
+            if not gossip_result:           # in process: after the shards, with its own progress
+                gossip_result.append(explore(backend, gossip_u, config, backend_name=name, mutant=mutant,
+                                             progress=progress))
+            g = gossip_result[0]
             report.results += _gossip_results(g, chosen, trace_dir, report.notes)
-            report.tables.append(Table("modelcheck gossip (C7): replicas over an unreliable network",
-                                       ["universe", "replicas", "fragments", "in-flight bound", "states",
-                                        "transitions", "depth", "renders", "exhaustive", "violations",
-                                        "seconds"],
-                                       [[g.universe, str(config.replicas), str(config.fragments),
-                                         str(config.in_flight), f"{g.states:,}", f"{g.transitions:,}",
-                                         str(g.depth), f"{g.renders:,}", "yes" if g.exhaustive else "no",
-                                         "1" if g.violation else "0", f"{g.seconds:.2f}"]]))
+            report.tables.append(_gossip_table(g, config))
             data["gossip"] = report.results[-1].details | {"seconds": round(g.seconds, 3)}
-        if randomized and P.RANDOMIZED in chosen:
+        if randomized and P.RANDOMIZED in chosen and not stopped:
+            if backend is None:
+                backend = recipe.make()  # type: ignore[union-attr]
             report.results.append(_randomized(backend, randomized, mutant, trace_dir, report.notes, progress))
             orderings += report.results[-1].details["orderings"]
     data["orderings_checked"] = orderings
     report.data = data
     report.seconds = time.perf_counter() - started
+    data["seconds"] = round(report.seconds, 3)
     return report
 
 
 def _violated(tallies: Tallies) -> bool:
     """A law (ALWAYS) already has a violation: the part will fail whatever runs next."""
     return any(t.found and t.check.expect is Expect.ALWAYS for t in tallies.values())
+
+
+def _gossip_table(g: GossipResult, config: GossipConfig) -> Table:
+    return Table("modelcheck gossip (C7): replicas over an unreliable network",
+                 ["universe", "replicas", "fragments", "in-flight bound", "symmetry", "states", "transitions",
+                  "depth", "renders", "states/s", "exhaustive", "violations", "seconds"],
+                 [[g.universe, str(config.replicas), str(config.fragments), str(config.in_flight),
+                   "replica orbits" if config.symmetry else "none", f"{g.states:,}", f"{g.transitions:,}",
+                   str(g.depth), f"{g.renders:,}", f"{g.states / g.seconds:,.0f}" if g.seconds else "-",
+                   "yes" if g.exhaustive else "no", "1" if g.violation else "0", f"{g.seconds:.2f}"]])
 
 
 def _randomized(backend: Backend, examples: int, mutant: str | None, trace_dir: Path | None,

@@ -131,3 +131,10 @@ def make_backend(mutant: str | None = None) -> RealstateBackend:
     from realstate.mutants import engine_named
 
     return RealstateBackend(engine_named(mutant))
+
+
+def make_worker_backend(mutant: str | None = None) -> RealstateBackend:
+    """``make_backend`` for a checker worker process (pool or Ray): one torch thread, since each
+    worker is given one core and renders tiny tensors (more threads only contend)."""
+    torch.set_num_threads(1)
+    return make_backend(mutant)

@@ -251,3 +251,11 @@ def replay_planted(trace: dict[str, Any], base: Backend) -> Any:
     from modelcheck.replay import replay
 
     return replay(trace, plant(base, trace["mutant"]) if trace["mutant"] else base)
+
+
+def planted_reference(name: str | None = None) -> Backend:
+    """The reference backend, with the named test-only bug planted (if any): a factory a
+    ``BackendRecipe`` can name, so pool and Ray workers build the same backend as this process."""
+    from modelcheck.reference import ReferenceBackend
+
+    return plant(ReferenceBackend(), name) if name else ReferenceBackend()

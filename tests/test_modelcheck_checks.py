@@ -10,11 +10,11 @@ import pytest
 import modelcheck
 from modelcheck import enumerate as en
 from modelcheck.checks import Row, Tallies, UniverseCheck
-from tests.broken_backends import MUTANTS, plant, replay_planted
 from modelcheck.reference import ReferenceBackend
 from modelcheck.replay import replay
 from modelcheck.universes import UNIVERSES, universe
 from spec import FragmentSet, Outcome
+from tests.broken_backends import MUTANTS, plant, replay_planted
 
 REF = ReferenceBackend()
 
@@ -180,7 +180,7 @@ def test_c2_inflation_fails_on_a_merge_that_drops_its_argument():
 def test_run_validates_its_bounds():
     from spec import InputError
 
-    for kwargs in ({"max_arity": 0}, {"max_arity": 6}, {"redeliveries": 4}, {"randomized": -1},
+    for kwargs in ({"max_arity": 0}, {"max_arity": 9}, {"redeliveries": 4}, {"randomized": -1},
                    {"universes": ["nope"]}, {"replicas": 1}, {"fragments": 9}):
         with pytest.raises(InputError):
             modelcheck.run(REF, **kwargs)

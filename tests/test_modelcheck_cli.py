@@ -10,18 +10,22 @@ import pytest
 
 import canonmerge.commands.check as check
 from canonmerge.cli import main
-from modelcheck.reference import ReferenceBackend
-from tests.broken_backends import plant
+from modelcheck.shards import BackendRecipe
 from spec import Outcome, no_progress
+from tests.broken_backends import planted_reference
 
 
 @pytest.fixture
 def reference(monkeypatch):
-    monkeypatch.setattr(check, "_backend", lambda mutant=None: plant(ReferenceBackend(), mutant) if mutant else ReferenceBackend())
+    """The reference backend (with a test-only planted bug, if named) in this process and, for a
+    process pool, in its workers."""
+    monkeypatch.setattr(check, "_backend", planted_reference)
+    monkeypatch.setattr(check, "_recipe", lambda mutant=None: BackendRecipe(
+        "tests.broken_backends:planted_reference", (mutant,), name="reference", mutant=mutant))
 
 
 SMALL = ["--max-arity", "3", "--universe", "ties", "--universe", "specials", "--replicas", "2",
-         "--fragments", "2"]
+         "--fragments", "2", "--workers", "1"]
 
 
 def test_check_holds_and_prints_json(reference, capsys, tmp_path):
@@ -63,7 +67,9 @@ def test_bad_input_exits_2(reference, tmp_path, capsys):
     assert main(["check", "--universe", "nope"]) == 2
     assert "known: random, ties" in capsys.readouterr().err
     assert main(["check", "--plant", "nope", *SMALL]) == 2
-    assert main(["check", "--max-arity", "6"]) == 2
+    assert main(["check", "--max-arity", "9"]) == 2
+    assert main(["check", "--workers", "-1", *SMALL[:-2]]) == 2
+    assert main(["check", "--ray-address", "auto", *SMALL]) == 2
     assert main(["check", "--max-arity", "0"]) == 2
     assert main(["check", "--in-flight", "0"]) == 2
     assert main(["check", "--replay", str(bad), "--plant", "no-tie-break"]) == 2
@@ -76,12 +82,13 @@ def test_run_and_run_default_return_part_reports(reference):
     args = check.defaults()
     assert (args.max_arity, args.replicas, args.fragments, args.in_flight, args.randomized) == (5, 3, 3, 2, 0)
     assert args.universe is None and args.replay is None and args.plant is None
+    assert args.workers == 0 and args.engine == "local" and args.ray_address is None
     args = argparse.Namespace(**{**vars(args), "max_arity": 2, "universe": ["random"], "no_gossip": True,
-                                 "randomized": 3})
+                                 "randomized": 3, "workers": 1})
     report = check.run(args, no_progress)
     assert report.part == check.PART == "modelcheck"
     assert all(r.outcome is Outcome.HOLDS for r in report.results)
     assert any("randomized" in r.check for r in report.results)
-    report = check.run_default(no_progress)
+    report = check.run_default(no_progress)       # the default: a pool of the recipe's workers
     assert all(r.outcome is Outcome.HOLDS for r in report.results)
     assert len(report.tables) == 8

@@ -1,5 +1,6 @@
-"""modelcheck imports only spec and the stdlib (Hypothesis in the randomized mode alone); the
-check command imports realstate only lazily, inside ``_backend()``."""
+"""modelcheck imports only spec and the stdlib (Hypothesis in the randomized mode alone, Ray in
+the Ray engine alone, imported when that engine runs); the check command imports realstate only
+lazily, inside ``_backend()``."""
 
 import ast
 import pathlib
@@ -24,7 +25,8 @@ def test_modelcheck_sources_import_only_stdlib_spec_and_hypothesis_for_randomize
     only ``oracle_link`` imports it."""
     for path in (ROOT / "modelcheck").glob("*.py"):
         allowed = {"spec", "modelcheck"} | ({"hypothesis"} if path.name == "randomized.py" else set()) \
-            | ({"oracle"} if path.name == "oracle_link.py" else set())
+            | ({"oracle"} if path.name == "oracle_link.py" else set()) \
+            | ({"ray"} if path.name == "executors.py" else set())
         for name in _imports(path):
             top = name.split(".")[0]
             assert top in allowed or top in sys.stdlib_module_names, f"{path.name} imports {name}"
@@ -32,8 +34,9 @@ def test_modelcheck_sources_import_only_stdlib_spec_and_hypothesis_for_randomize
 
 def test_importing_modelcheck_loads_no_torch_realstate_or_hypothesis():
     code = ("import sys, modelcheck, modelcheck.checks, modelcheck.gossip, modelcheck.replay, "
-            "modelcheck.properties, modelcheck.reference, modelcheck.universes, modelcheck.trace\n"
-            "bad = {'torch', 'realstate', 'hypothesis', 'transformers'} & "
+            "modelcheck.properties, modelcheck.reference, modelcheck.universes, modelcheck.trace, "
+            "modelcheck.shards, modelcheck.executors\n"
+            "bad = {'torch', 'realstate', 'hypothesis', 'transformers', 'ray'} & "
             "{m.split('.')[0] for m in sys.modules}\n"
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

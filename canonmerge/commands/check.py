@@ -31,8 +31,17 @@ def _backend(mutant: str | None = None) -> Any:
     return make_backend(mutant)
 
 
+def _recipe(mutant: str | None = None) -> Any:
+    """How a worker process (pool or Ray) builds the same backend as ``_backend(mutant)``."""
+    from modelcheck.shards import BackendRecipe
+
+    return BackendRecipe("realstate.backend:make_worker_backend", (mutant,), name="realstate", mutant=mutant)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from modelcheck.executors import ENGINES
     from modelcheck.runner import (
+        DEFAULT_ARITY,
         DEFAULT_IN_FLIGHT,
         DEFAULT_ITERATION,
         DEFAULT_MAX_STATES,
@@ -41,9 +50,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from modelcheck.universes import UNIVERSES
     from spec.fragment_set import ITERATION_ORDERS
 
-    parser.add_argument("--max-arity", type=int, default=MAX_EXHAUSTIVE_ARITY, metavar="N",
-                        help=f"check every set of N = 1..this many fragments exhaustively "
-                             f"(1..{MAX_EXHAUSTIVE_ARITY}; default %(default)s)")
+    parser.add_argument("--max-arity", type=int, default=DEFAULT_ARITY, metavar="N",
+                        help=f"check every set of N = 1..this many fragments exhaustively (1..{MAX_EXHAUSTIVE_ARITY}, "
+                             "the cap; default %(default)s). Orderings per universe: N = 6: 46,080; N = 7: 811,440; "
+                             "N = 8: 18,789,120 (hours on 2 cores: see docs/MODELCHECK.md)")
+    parser.add_argument("--workers", type=int, default=0, metavar="W",
+                        help="local engine: processes in the pool (0 = one per available core; 1 = in this "
+                             "process); ray engine: CPUs of the local Ray it starts (0 = all)")
+    parser.add_argument("--engine", choices=ENGINES, default="local",
+                        help="where the shards run: a local process pool, or Ray tasks (default %(default)s)")
+    parser.add_argument("--ray-address", metavar="ADDR",
+                        help="with --engine ray: an existing Ray cluster (e.g. ray://head:10001 or auto); "
+                             "default: start a local Ray on loopback for this run")
+    parser.add_argument("--no-symmetry", action="store_true",
+                        help="gossip: explore every state, not one per orbit of replica relabellings")
     parser.add_argument("--universe", action="append", metavar="NAME",
                         help=f"fragment universe to check (repeatable; default all): {', '.join(UNIVERSES)}")
     parser.add_argument("--redeliveries", type=int, default=1, metavar="R",
@@ -114,15 +134,18 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
     if args.plant is not None and args.plant not in PLANTED:
         raise InputError(f"--plant {args.plant!r}: unknown planted bug; known: {', '.join(PLANTED)}")
     import modelcheck.properties  # noqa: F401  (registers the checks)
+    from modelcheck.executors import in_process
 
     checks = select_checks(PART, args.only)
-    backend = _backend(args.plant)
+    local = in_process(args.engine, args.workers)
     report = modelcheck.run(
-        backend, max_arity=args.max_arity, universes=args.universe, replicas=args.replicas,
-        fragments=args.fragments, in_flight=args.in_flight, randomized=args.randomized,
+        _backend(args.plant) if local else None, max_arity=args.max_arity, universes=args.universe,
+        replicas=args.replicas, fragments=args.fragments, in_flight=args.in_flight, randomized=args.randomized,
         redeliveries=args.redeliveries, gossip=not args.no_gossip, max_states=args.max_states,
         max_depth=args.max_depth, trace_dir=args.trace_dir, checks=checks,
-        iteration=args.iteration, progress=progress, fail_fast=getattr(args, "fail_fast", False))
+        iteration=args.iteration, progress=progress, engine=args.engine, workers=args.workers,
+        recipe=None if local else _recipe(args.plant), ray_address=args.ray_address,
+        symmetry=not args.no_symmetry, fail_fast=getattr(args, "fail_fast", False))
     if args.plant is not None:
         report.notes.insert(0, f"planted bug {args.plant!r} in realstate's engine (a demonstration): the "
                                "checks that catch it FAIL, with replayable traces")

@@ -1,0 +1,316 @@
+"""The exhaustive enumeration split into shards, and the verdict as a union of shard results.
+
+A shard is (universe, kind, N, leaf-order prefix): kind ``c3`` runs the C3 schedules of arity N
+whose first arrivals are the prefix (and compares each render with the oracle); ``bag`` runs
+C4 at arity N; ``universe`` runs the checks over a whole universe (the engine's sort, C6, the
+laws, the refinement).  The plan depends only on the settings — never on the engine or the
+number of workers — and every engine (in process, a process pool, Ray) runs the same shards
+through ``perform``.  Results are merged in plan order, whatever order they completed in, so
+the verdict, the counts, the figures and the traces (the first one per check and universe, in
+plan order) are the same on every engine.
+
+Renders are never shared between shards or orderings; each shard builds its own fragments
+from the universe's bit patterns.  Results travel between our own processes by pickle (the
+standard library's process pool, Ray's object store); nothing from a peer's file is unpickled."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import importlib
+import importlib.util
+import math
+import os
+import socket
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from modelcheck import enumerate as en
+from modelcheck import properties as P
+from modelcheck.backend import Backend
+from modelcheck.checks import Row, Tallies, Tally, UniverseCheck
+from modelcheck.gossip import GossipConfig, GossipResult, explore
+from modelcheck.universes import universe as universe_named
+from spec import Check, InputError
+from spec.fragment_set import iteration_order
+
+# prefix length per arity: shards of at most a few tens of thousands of orderings
+PREFIX_LENGTH = {1: 0, 2: 0, 3: 0, 4: 0, 5: 1, 6: 2, 7: 2, 8: 3}
+LAW_RENDERS = 2_200          # the laws render about this many state objects per universe
+
+
+@dataclass(frozen=True)
+class BackendRecipe:
+    """How a worker process builds the backend under check: ``"module:function"`` and its
+    arguments (plain, picklable data), plus a digest of the code it must run.
+
+    ``packages`` are the top-level packages whose source the verdict is about; a worker
+    refuses to run if its copy of them differs from the driver's (a cluster that has another
+    version installed would otherwise check other code)."""
+
+    factory: str
+    args: tuple[Any, ...] = ()
+    name: str = ""                    # the backend's name and planted bug, as traces record them
+    mutant: str | None = None
+    packages: tuple[str, ...] = ()
+    code: str = ""
+
+    @property
+    def module(self) -> str:
+        return self.factory.split(":", 1)[0]
+
+    def make(self) -> Backend:
+        module, _, name = self.factory.partition(":")
+        return getattr(importlib.import_module(module), name)(*self.args)
+
+    def pinned(self) -> BackendRecipe:
+        """This recipe with the digest of the driver's copy of ``packages``."""
+        return dataclasses.replace(self, code=code_digest(self.packages))
+
+
+def code_digest(packages: Sequence[str]) -> str:
+    """SHA-256 over the relative paths and bytes of every ``.py`` file of ``packages`` (found
+    without importing them)."""
+    h = hashlib.sha256()
+    for name in sorted(packages):
+        found = importlib.util.find_spec(name)
+        if found is None or not found.submodule_search_locations:
+            raise InputError(f"package {name!r} is not importable here")
+        root = Path(next(iter(found.submodule_search_locations)))
+        for path in sorted(root.rglob("*.py")):
+            h.update(f"{name}/{path.relative_to(root).as_posix()}\0".encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every shard of one run shares."""
+
+    max_arity: int
+    redeliveries: int
+    iteration: str
+    checks: tuple[str, ...]
+    backend_name: str
+    mutant: str | None
+
+    def selected(self) -> list[Check]:
+        by_name = {c.name: c for c in P.ALL}
+        return [by_name[name] for name in self.checks]
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int                   # position in the plan: results merge in this order
+    universe: str
+    kind: str                    # "c3" | "bag" | "universe"
+    n: int                       # the arity (for "universe": the top arity)
+    prefix: tuple[int, ...] = ()
+    orderings: int = 0           # C3 schedules it checks (closed forms)
+    weight: float = 0.0          # expected cost, in renders (progress, scheduling)
+
+    def describe(self) -> str:
+        if self.kind == "c3":
+            return f"{self.universe} N={self.n} prefix {list(self.prefix)}"
+        return f"{self.universe} {self.kind}" + (f" N={self.n}" if self.kind == "bag" else "")
+
+
+def prefixes(n: int, length: int, max_extra: int) -> list[tuple[int, ...]]:
+    """Every prefix of ``length`` arrivals that starts at least one C3 schedule of arity n."""
+    out: list[tuple[int, ...]] = []
+
+    def grow(p: tuple[int, ...]) -> None:
+        if len(p) == length:
+            out.append(p)
+            return
+        for i in range(n):
+            q = p + (i,)
+            if len(q) - len(set(q)) <= max_extra:
+                grow(q)
+
+    grow(())
+    return out
+
+
+def c3_orderings(n: int, max_extra: int, prefix: Sequence[int] = ()) -> int:
+    return (en.permutation_count(n, prefix) + en.tree_count(n, prefix)
+            + en.redelivery_count(n, max_extra, prefix))
+
+
+def plan(universes: Sequence[str], settings: Settings) -> list[Shard]:
+    """The shards of one run, in the order a single process runs them."""
+    shards: list[Shard] = []
+
+    def add(**kw: Any) -> None:
+        shards.append(Shard(index=len(shards), **kw))
+
+    for name in universes:
+        u = universe_named(name)
+        top = min(settings.max_arity, len(u.fragments))
+        for n in range(1, top + 1):
+            for p in prefixes(n, PREFIX_LENGTH[n], settings.redeliveries):
+                count = c3_orderings(n, settings.redeliveries, p)
+                if count:
+                    add(universe=name, kind="c3", n=n, prefix=p, orderings=count, weight=float(count))
+            if n >= 2:
+                add(universe=name, kind="bag", n=n, weight=float(math.factorial(n) + 2 * n))
+        refinement = 4.0 * (math.factorial(top) + 110)
+        add(universe=name, kind="universe", n=top,
+            weight=LAW_RENDERS + refinement + math.factorial(top + 1) / 20)
+    return shards
+
+
+@dataclass
+class ShardResult:
+    shard: Shard
+    tallies: dict[Check, Tally]
+    digests: dict[Check | None, set[str]]   # C3 digests of this shard's set (None: all families)
+    row: Row | None
+    renders: int
+    seconds: float
+    cpu_seconds: float
+    worker: str
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    settings: Settings
+    shard: Shard
+
+
+@dataclass(frozen=True)
+class GossipTask:
+    settings: Settings
+    universe: str
+    config: GossipConfig
+    weight: float = 0.0
+
+
+Task = ShardTask | GossipTask
+
+
+def perform(backend: Backend, task: Task) -> ShardResult | GossipResult:
+    """Run one task on ``backend`` in this process (every engine ends here)."""
+    s = task.settings
+    if isinstance(task, GossipTask):
+        with iteration_order(s.iteration):
+            return explore(backend, universe_named(task.universe), task.config,
+                           backend_name=s.backend_name, mutant=s.mutant)
+    shard = task.shard
+    started, cpu = time.perf_counter(), time.process_time()
+    tallies = Tallies()
+    with iteration_order(s.iteration):
+        uc = UniverseCheck(backend, universe_named(shard.universe), tallies, backend_name=s.backend_name,
+                           mutant=s.mutant, redeliveries=s.redeliveries, selected=s.selected())
+        row: Row | None = None
+        if shard.kind == "c3":
+            row = uc.run_c3(shard.n, shard.prefix)
+        elif shard.kind == "bag":
+            row = uc.run_bag(shard.n)
+        else:
+            uc.run_universe(shard.n)
+    return ShardResult(shard, dict(tallies), uc.digests, row, uc.renders, time.perf_counter() - started,
+                       time.process_time() - cpu, f"{socket.gethostname()}:{os.getpid()}")
+
+
+_BACKENDS: dict[BackendRecipe, Backend] = {}
+
+
+def perform_remote(recipe: BackendRecipe, task: Task) -> ShardResult | GossipResult:
+    """``perform`` in a worker process: the backend is built once per process from its recipe,
+    after checking that this process runs the driver's code."""
+    backend = _BACKENDS.get(recipe)
+    if backend is None:
+        if recipe.code and code_digest(recipe.packages) != recipe.code:
+            raise InputError(f"worker {socket.gethostname()}:{os.getpid()} runs other code than the driver "
+                             f"(packages {', '.join(recipe.packages)} differ); install the same canonmerge "
+                             "on every node")
+        backend = _BACKENDS[recipe] = recipe.make()
+    return perform(backend, task)
+
+
+# --- the union of shard results --------------------------------------------------------------
+
+@dataclass
+class Merged:
+    tallies: Tallies
+    rows: dict[str, list[Row]]
+    renders: int = 0
+    cpu_seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+    shard_costs: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _add_tally(into: Tallies, t: Tally) -> Tally:
+    m = into.of(t.check, t.unit, t.describe)
+    m.checked += t.checked
+    m.found += t.found
+    m.seconds += t.seconds
+    for trace in t.traces:
+        if trace["universe"] not in m._traced:
+            m._traced.add(trace["universe"])
+            m.traces.append(trace)
+    for key, value in t.details.items():
+        if key != "max digests per set":
+            m.details.setdefault(key, value)
+    return m
+
+
+def merge(results: Iterable[ShardResult], universes: Sequence[str]) -> Merged:
+    """The verdict of a run: shard results combined in plan order (completion order is
+    irrelevant).  Digests are united per set across shards, so two shards that rendered one set
+    differently (a render that differs between processes) count as a violation."""
+    ordered = sorted(results, key=lambda r: r.shard.index)
+    merged = Merged(Tallies(), {u: [] for u in universes})
+    rows: dict[tuple[str, int], Row] = {}
+    sets: dict[tuple[Check | None, str, int], set[str]] = {}
+    found: dict[tuple[Check, str, int], int] = {}
+    for r in ordered:
+        s = r.shard
+        merged.renders += r.renders
+        merged.cpu_seconds += r.cpu_seconds
+        merged.shard_costs.append({"shard": s.describe(), "kind": s.kind, "n": s.n, "orderings": s.orderings,
+                                   "renders": r.renders, "cpu_seconds": round(r.cpu_seconds, 4),
+                                   "seconds": round(r.seconds, 4), "worker": r.worker})
+        for t in r.tallies.values():
+            _add_tally(merged.tallies, t)
+            found[(t.check, s.universe, s.n)] = found.get((t.check, s.universe, s.n), 0) + t.found
+        for check, digests in r.digests.items():
+            sets.setdefault((check, s.universe, s.n), set()).update(digests)
+        if r.row is not None:
+            row = rows.get((s.universe, s.n))
+            if row is None:
+                row = rows[(s.universe, s.n)] = Row(s.n)
+                merged.rows[s.universe].append(row)
+            row.permutations += r.row.permutations
+            row.trees += r.row.trees
+            row.redeliveries += r.row.redeliveries
+            row.violations += r.row.violations
+            row.bag_digests = max(row.bag_digests, r.row.bag_digests)
+    for (check, name, n), digests in sets.items():
+        if check is None:
+            rows[(name, n)].canonical_digests = len(digests)
+            continue
+        t = merged.tallies[check]
+        t.details["max digests per set"] = max(t.details.get("max digests per set", 0), len(digests))
+        if len(digests) > 1 and not found.get((check, name, n)):
+            t.found += 1
+            merged.notes.append(f"{check.claim} {check.name}: shards rendered the set of universe {name!r} "
+                                f"at N = {n} to {len(digests)} different digests, though each shard saw one: "
+                                "the render differs between processes (no single-process trace exists)")
+    return merged
+
+
+def weight_of(task: Task) -> float:
+    return task.weight if isinstance(task, GossipTask) else task.shard.weight
+
+
+def largest_first(tasks: Sequence[Task]) -> list[Task]:
+    """Scheduling order for parallel engines (longest first balances the tail)."""
+    return sorted(tasks, key=lambda t: -weight_of(t))
+
+
+Done = Callable[[Task, Any], None]
