@@ -288,6 +288,12 @@ CATALOG: tuple[Curated, ...] = (
             (Patch(SPEC_SET, "            table.setdefault(cid, item)\n", "            table[cid] = item\n"),),
             ("prove", "--only", "c1_link_fragment_set_merge"), frozenset({("C1", "c1_link_fragment_set_merge")}),
             why="equal ids keep the newer object: harmless under hash-injectivity, but not the specified merge"),
+    # --- survivors of the sampled audit, closed ----------------------------------------------------
+    Curated("Fragment equality inverted",
+            (Patch(FRAGMENT, "other.content_id == self.content_id", "other.content_id != self.content_id"),),
+            (*REALSTATE, "--only", "C2"), frozenset({("C2", "re-delivery leaves the canonical render unchanged")}),
+            True, why="a re-delivered copy must be the same fragment to a library user (==, hash); the sampled "
+                      "audit found no part compared two Fragments"),
 )
 
 

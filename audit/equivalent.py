@@ -27,11 +27,7 @@ EQUIVALENT: dict[str, str] = {
 }
 
 # Survivors that are NOT equivalent: gaps left open, each with why (docs/RESULTS.md lists them).
+# The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
+# "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
-    "realstate/fragment.py:109:operator_swap_op:2200fb0b":
-        "Fragment.__eq__ (== -> !=) is never executed by verify: sets dedup by content id, never by "
-        "Fragment equality; a user comparing fragments would see it (open gap: no part compares two Fragments)",
-    "realstate/render.py:84:operator_number:7c74e0ea":
-        "render_layout's default base 0 -> 1: every caller (renders, replay) passes base explicitly, so verify "
-        "never uses the default; a library caller relying on it would get a shifted render (open gap)",
 }

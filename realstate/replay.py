@@ -194,8 +194,13 @@ def c2_redelivery(r: Replay) -> ClaimResult:
             r.progress(f"realstate n={n}: re-deliveries", row.redeliveries, total)
     rows = [r.rows[n] for n in r.arities]
     checked, changed = sum(x.redeliveries for x in rows), sum(x.redelivery_canonical_changed for x in rows)
-    return P.REDELIVERY.tally(checked, changed, "re-deliveries", time.perf_counter() - started,
-                              figure=f"{changed} of {checked} re-deliveries changed it")
+    # a re-delivered copy is the same fragment to a library user too (==, hash); distinct ones differ
+    unequal_copies = sum(f.copy() != f or hash(f.copy()) != hash(f) for f in r.fragments)
+    equal_distinct = sum(f == g for f, g in itertools.combinations(r.fragments, 2))
+    return P.REDELIVERY.tally(checked + len(r.fragments), changed + unequal_copies + equal_distinct,
+                              "re-deliveries and copies", time.perf_counter() - started,
+                              figure=f"{changed} of {checked} re-deliveries changed it; "
+                                     f"{unequal_copies} copies unequal, {equal_distinct} distinct pairs equal")
 
 
 def c4_bag_order(r: Replay) -> ClaimResult:
