@@ -45,7 +45,11 @@ TOOL_COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("canonmerge.commands.bench",
               "accuracy benchmark: CanonicalMerge vs BagMerge orders, references, controls"),
     "claims": ("canonmerge.commands.claims", "the claim index: every check each part registers, under its claim"),
+    "audit": ("canonmerge.commands.audit",
+              "source-level mutants (mutmut operators + curated bugs) against prove/check/realstate: kill matrix"),
 }
+FAIL_FAST_HELP = ("stop at the first check that does not hold (exit 1); checks after it are not run and "
+                  "not reported, so a stopped run is never a pass")
 
 
 def _load(module_name: str) -> ModuleType | None:
@@ -123,23 +127,41 @@ def build_parser() -> argparse.ArgumentParser:
         module = _load(module_name)
         if module is not None:
             module.add_arguments(p)
+        if name in PART_COMMANDS:
+            p.add_argument("--fail-fast", action="store_true", help=FAIL_FAST_HELP)
         p.add_argument("--json", action="store_true", help="print a machine-readable report")
         p.set_defaults(_module=module, _module_name=module_name)
     v = sub.add_parser("verify", help="run every part on the embedded default; one summary table",
                        description="Run every built part on the embedded default configuration.")
     v.add_argument("--json", action="store_true", help="print a machine-readable report")
+    v.add_argument("--fail-fast", action="store_true",
+                   help=FAIL_FAST_HELP + "; the parts after a failing one are not run either")
     return parser
 
 
-def _run_part(name: str, args: argparse.Namespace | None, progress: ProgressPrinter) -> PartReport:
+def _run_part(name: str, args: argparse.Namespace | None, progress: ProgressPrinter,
+              fail_fast: bool = False) -> PartReport:
     module_name, _ = PART_COMMANDS[name]
     module = _load(module_name)
     if module is None:
         return _not_built(PART_OF[name])
     started = time.perf_counter()
-    report = module.run(args, progress) if args is not None else module.run_default(progress)
+    report = module.run(args, progress) if args is not None else module.run_default(progress, fail_fast=fail_fast)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _verify(progress: ProgressPrinter, fail_fast: bool) -> list[PartReport]:
+    """Every part on its defaults; with ``fail_fast``, no part after one whose report fails."""
+    reports: list[PartReport] = []
+    for name in PART_COMMANDS:
+        reports.append(_run_part(name, None, progress, fail_fast))
+        if fail_fast and exit_code_for(reports[-1].results) == 1:
+            skipped = list(PART_COMMANDS)[len(reports):]
+            if skipped:
+                reports[-1].notes.append(f"--fail-fast: parts not run after this failure: {', '.join(skipped)}")
+            break
+    return reports
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,7 +185,7 @@ def _main(argv: list[str]) -> int:
     with ProgressPrinter(enabled=True) as progress:
         try:
             if args.command == "verify":
-                reports = [_run_part(name, None, progress) for name in PART_COMMANDS]
+                reports = _verify(progress, args.fail_fast)
             elif args.command in TOOL_COMMANDS:
                 if args._module is None:
                     print(f"canonmerge {args.command}: not built yet", file=sys.stderr)

@@ -13,7 +13,7 @@ from modelcheck import enumerate as en
 from modelcheck import properties as P
 from modelcheck import trace as trace_io
 from modelcheck.backend import Backend, Universe
-from modelcheck.checks import Row, Tally
+from modelcheck.checks import Row, Tallies, Tally
 from modelcheck.executors import InProcess, make_executor
 from modelcheck.gossip import GossipConfig, GossipResult, explore
 from modelcheck.shards import (
@@ -27,7 +27,7 @@ from modelcheck.shards import (
     plan,
 )
 from modelcheck.universes import select
-from spec import Check, ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress
+from spec import Check, ClaimResult, Expect, InputError, Outcome, PartReport, Progress, Table, no_progress
 from spec.fragment_set import ITERATION_ORDERS, iteration_order
 
 PART = P.PART
@@ -131,7 +131,7 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
         checks: Iterable[Check] | None = None, iteration: str = DEFAULT_ITERATION,
         progress: Progress = no_progress, engine: str = "local", workers: int = 1,
         recipe: BackendRecipe | None = None, ray_address: str | None = None,
-        symmetry: bool = True) -> PartReport:
+        symmetry: bool = True, fail_fast: bool = False) -> PartReport:
     """Check C1–C4, C6 and C7 on ``backend`` and return the report.
 
     ``checks`` selects registered checks (default: all of ``modelcheck.properties``);
@@ -139,6 +139,8 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
     by default, so that a render which forgets to sort cannot hide behind id-ordered iteration).
     ``backend`` may carry a planted bug (its ``mutant`` attribute names it; traces record it).
     Traces are saved under ``trace_dir`` when given, else carried inline in the details.
+    With ``fail_fast``, no universe, gossip or randomized run starts after a universe in which a
+    law (ALWAYS check) was violated.
 
     The work is split into shards (``modelcheck.shards``) run by ``engine`` — ``local`` with
     ``workers`` = 1 in this process, more on a process pool; ``ray`` as Ray tasks — which then
@@ -194,6 +196,10 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
         for check in P.EXHAUSTIVE:
             if check in merged.tallies:
                 report.results.append(_tally_result(merged.tallies[check], trace_dir, report.notes))
+        stopped = fail_fast and _violated(merged.tallies)
+        if stopped:
+            report.notes.append("--fail-fast: a law was violated in the exhaustive shards; gossip (when it "
+                                "runs after them, in process) and randomized runs not started")
         if max_arity < 2 and P.BAG_ORDER in chosen:
             report.notes.append("C4 needs N >= 2: BagMerge witnesses were not looked for at --max-arity 1")
         orderings = sum(merged.tallies[c].checked for c in (P.PERMUTATIONS, P.MERGE_TREES, P.REDELIVERIES)
@@ -208,7 +214,7 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
                              for n in range(1, max_arity + 1)},
             "shard_costs": merged.shard_costs,
         }
-        if gossip_task is not None:
+        if gossip_task is not None and (gossip_result or not stopped):
             if not gossip_result:           # in process: after the shards, with its own progress
                 gossip_result.append(explore(backend, gossip_u, config, backend_name=name, mutant=mutant,
                                              progress=progress))
@@ -216,7 +222,7 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
             report.results += _gossip_results(g, chosen, trace_dir, report.notes)
             report.tables.append(_gossip_table(g, config))
             data["gossip"] = report.results[-1].details | {"seconds": round(g.seconds, 3)}
-        if randomized and P.RANDOMIZED in chosen:
+        if randomized and P.RANDOMIZED in chosen and not stopped:
             if backend is None:
                 backend = recipe.make()  # type: ignore[union-attr]
             report.results.append(_randomized(backend, randomized, mutant, trace_dir, report.notes, progress))
@@ -226,6 +232,11 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
     report.seconds = time.perf_counter() - started
     data["seconds"] = round(report.seconds, 3)
     return report
+
+
+def _violated(tallies: Tallies) -> bool:
+    """A law (ALWAYS) already has a violation: the part will fail whatever runs next."""
+    return any(t.found and t.check.expect is Expect.ALWAYS for t in tallies.values())
 
 
 def _gossip_table(g: GossipResult, config: GossipConfig) -> Table:

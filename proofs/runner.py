@@ -113,8 +113,10 @@ def _prepare(directory: Path) -> None:
 
 
 def run(only: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, emit_smt2: Path | None = None,
-        progress: Progress = no_progress, obligations: list[Row] | None = None) -> PartReport:
-    """Discharge the selected rows (all by default), each under ``timeout_s`` seconds."""
+        progress: Progress = no_progress, obligations: list[Row] | None = None,
+        fail_fast: bool = False) -> PartReport:
+    """Discharge the selected rows (all by default), each under ``timeout_s`` seconds; with
+    ``fail_fast``, stop after the first row that does not hold."""
     started = time.perf_counter()
     _check_timeout(timeout_s)
     chosen = select(only, obligations)
@@ -138,6 +140,8 @@ def run(only: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, emit_smt2
         table.rows.append([ob.name, ob.claim, ob.expected.value, verdict.result.value, *_evidence(verdict),
                            f"{verdict.seconds:.2f}s"])
         witnesses.rows += [[ob.name, k, v] for k, v in verdict.witness.items()]
+        if fail_fast and results[-1].outcome is not Outcome.HOLDS:
+            break
     progress(task, len(chosen), len(chosen))
     tables = [table] + ([witnesses] if witnesses.rows else [])
     data = {"solver": f"z3 {z3.get_version_string()}", "timeout_s": timeout_s,
@@ -146,4 +150,7 @@ def run(only: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, emit_smt2
             "as_expected": sum(r.outcome == Outcome.HOLDS for r in results)}
     if emit_smt2 is not None:
         data["smt2_dir"] = str(emit_smt2)
-    return PartReport(PART, results, tables, data, list(NOTES), time.perf_counter() - started)
+    notes = list(NOTES)
+    if len(results) < len(chosen):
+        notes.append(f"--fail-fast: stopped at {results[-1].check}; {len(chosen) - len(results)} rows not run")
+    return PartReport(PART, results, tables, data, notes, time.perf_counter() - started)

@@ -81,7 +81,7 @@ def layout(ordered: Sequence[Fragment], base: int = 0) -> list[Placement]:
     return placements
 
 
-def render_layout(placements: Sequence[Placement], base: int = 0, engine: Engine = CANONICAL,
+def render_layout(placements: Sequence[Placement], base: int, engine: Engine = CANONICAL,
                   reencode: bool = True) -> Rendered:
     """Write every fragment, re-encoded to its offset, into one buffer per tensor: values by one
     concatenation, keys by one batched re-encoding (an engine whose re-encoding has no batched

@@ -31,7 +31,7 @@ from realstate.models import LoadedModel, load_checkpoint, load_named, load_seed
 from realstate.order_value import reference_order_value
 from realstate.render import Placement, Rendered, bag_render, canonical_render, layout, render_layout
 from realstate.settings import ReplaySettings
-from spec import Check, ClaimResult, InputError, PartReport, Progress, Table, no_progress, order_key
+from spec import Check, ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress, order_key
 from spec.fragment_set import iteration_order
 
 # Fidelity floor per storage dtype: one rounding of the storage format, plus the model's own
@@ -194,8 +194,13 @@ def c2_redelivery(r: Replay) -> ClaimResult:
             r.progress(f"realstate n={n}: re-deliveries", row.redeliveries, total)
     rows = [r.rows[n] for n in r.arities]
     checked, changed = sum(x.redeliveries for x in rows), sum(x.redelivery_canonical_changed for x in rows)
-    return P.REDELIVERY.tally(checked, changed, "re-deliveries", time.perf_counter() - started,
-                              figure=f"{changed} of {checked} re-deliveries changed it")
+    # a re-delivered copy is the same fragment to a library user too (==, hash); distinct ones differ
+    unequal_copies = sum(f.copy() != f or hash(f.copy()) != hash(f) for f in r.fragments)
+    equal_distinct = sum(f == g for f, g in itertools.combinations(r.fragments, 2))
+    return P.REDELIVERY.tally(checked + len(r.fragments), changed + unequal_copies + equal_distinct,
+                              "re-deliveries and copies", time.perf_counter() - started,
+                              figure=f"{changed} of {checked} re-deliveries changed it; "
+                                     f"{unequal_copies} copies unequal, {equal_distinct} distinct pairs equal")
 
 
 def c4_bag_order(r: Replay) -> ClaimResult:
@@ -407,7 +412,7 @@ CHECKS: dict[Check, Callable[[Replay], ClaimResult]] = {
 
 def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress = no_progress,
                engine: Engine = CANONICAL, lm: LoadedModel | None = None,
-               checks: Sequence[Check] | None = None) -> PartReport:
+               checks: Sequence[Check] | None = None, fail_fast: bool = False) -> PartReport:
     """Build the agents' fragments and run the selected checks on them (every check of
     ``CHECKS`` by default; see the module docstring).
 
@@ -418,6 +423,7 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         engine: the render mechanics under test (a planted bug in the negative tests).
         lm: an already loaded model, instead of loading the one ``settings`` names.
         checks: the registered checks to run (``realstate.properties``); ``None`` for all.
+        fail_fast: stop after the first check that does not hold (``canonmerge audit``).
 
     Example:
         >>> report = run_replay(ReplaySettings(agents=3))  # doctest: +SKIP
@@ -453,6 +459,8 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         for check in chosen:
             results.append(CHECKS[check](replay))
             t = lap(check.name, t)
+            if fail_fast and results[-1].outcome is not Outcome.HOLDS:
+                break
         incremental = _incremental(replay)
 
     tables = [_model_table(lm, settings), _arity_table([replay.rows[n] for n in sorted(replay.rows)])]
@@ -467,6 +475,8 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         "canonmerge always renders flat from stored positions",
         f"FragmentSet iteration order during the replay: {settings.iteration}",
     ]
+    if len(results) < len(chosen):
+        notes.append(f"--fail-fast: stopped at {results[-1].check}; {len(chosen) - len(results)} checks not run")
     full = replay.rows.get(len(replay.fragments))
     data = {
         "model": lm.describe(),

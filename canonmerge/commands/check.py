@@ -145,7 +145,7 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
         max_depth=args.max_depth, trace_dir=args.trace_dir, checks=checks,
         iteration=args.iteration, progress=progress, engine=args.engine, workers=args.workers,
         recipe=None if local else _recipe(args.plant), ray_address=args.ray_address,
-        symmetry=not args.no_symmetry)
+        symmetry=not args.no_symmetry, fail_fast=getattr(args, "fail_fast", False))
     if args.plant is not None:
         report.notes.insert(0, f"planted bug {args.plant!r} in realstate's engine (a demonstration): the "
                                "checks that catch it FAIL, with replayable traces")
@@ -158,5 +158,7 @@ def defaults() -> argparse.Namespace:
     return parser.parse_args([])
 
 
-def run_default(progress: Progress) -> PartReport:
-    return run(defaults(), progress)
+def run_default(progress: Progress, fail_fast: bool = False) -> PartReport:
+    args = defaults()
+    args.fail_fast = fail_fast
+    return run(args, progress)

@@ -24,8 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, progress: Progress) -> PartReport:
-    return run_proofs(args.only, args.timeout, args.emit_smt2, progress)
+    return run_proofs(args.only, args.timeout, args.emit_smt2, progress,
+                      fail_fast=getattr(args, "fail_fast", False))
 
 
-def run_default(progress: Progress) -> PartReport:
-    return run_proofs(None, DEFAULT_TIMEOUT_S, None, progress)
+def run_default(progress: Progress, fail_fast: bool = False) -> PartReport:
+    return run_proofs(None, DEFAULT_TIMEOUT_S, None, progress, fail_fast=fail_fast)

@@ -76,12 +76,13 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
         checks = select_checks(PART, args.only)
         from realstate.replay import run_replay
 
-        return run_replay(settings, progress, checks=checks)
+        return run_replay(settings, progress, checks=checks,
+                          fail_fast=getattr(args, "fail_fast", False))
     except ArgumentError as exc:
         raise InputError(exc.as_flag(FLAGS.get(exc.argument, exc.argument))) from None
 
 
-def run_default(progress: Progress) -> PartReport:
+def run_default(progress: Progress, fail_fast: bool = False) -> PartReport:
     from realstate.replay import run_replay
 
-    return run_replay(ReplaySettings(), progress)
+    return run_replay(ReplaySettings(), progress, fail_fast=fail_fast)

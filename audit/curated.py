@@ -1,0 +1,360 @@
+"""The curated catalog: realistic bugs, as exact source patches, with the product command that
+must catch each one.
+
+Each entry was either found by an outside review to slip through the product's commands, or
+survived mutation testing, or is a bug of the kind the code is most exposed to (RoPE
+conventions, float precision, hashing layout, dedup).  Every entry carries
+
+- ``patches``: what to plant (``audit.Patch``: exact text, must match exactly once);
+- ``quick``: a scoped product command (``--only``, small universes) that catches it in
+  seconds — ``tests/test_planted_in_source.py`` and ``tests/test_proofs_planted.py`` run it;
+- ``caught_by``: the (claim, check) rows that must FAIL on that command;
+- ``in_default_tests``: whether the default test run plants it (the rest run with ``-m audit``
+  and in every ``canonmerge audit``, which plants each entry against the full parts).
+
+One entry is equivalent by design (an unstable sort under a key that is a strict total order
+on distinct fragments) and is listed in ``audit.equivalent``; it has no quick command."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from audit.mutants import Mutant, make_id
+from audit.scratch import Patch, PatchError, project_root
+
+RENDER, ENGINE, FRAGMENT = "realstate/render.py", "realstate/engine.py", "realstate/fragment.py"
+ROPE, ORDER_VALUE, FINGERPRINT = "realstate/rope.py", "realstate/order_value.py", "realstate/fingerprint.py"
+SPEC_ORDERING, SPEC_SET = "spec/ordering.py", "spec/fragment_set.py"
+
+SORTED_RETURN = "    return render_layout(layout(engine.order(members), base), base, engine)"
+DELTA = "p.offset - f.start if reencode else 0"
+ORDER_KEY_SPEC = 'return total_order_bits(m).to_bytes(8, "big") + require_content_id(content_id)'
+ORDER_KEY_PROOFS = "    return z3.Concat(total_order_bits(m), content_id)\n"
+ROLL = "    swapped = turned.roll(dest.shape[-1] // 2, -1)  # [k2, k1]\n"
+SPLIT_X = "x1, x2 = x.split_with_sizes([half, half], dim=-1)"
+SPLIT_Q = "q1, q2 = q.split_with_sizes([half, half], dim=-1)"
+ADD_SMALL = "    turned.add_(swapped)  # [k1·c − k2·s, k2·c + k1·s]\n"
+SUB_LARGE = "            x1.sub_(q2)  # k1·c − k2·s\n"
+VALUES_APPEND = "        values.append(f.values)\n"
+RENDERED = "    return Rendered(fp, base, keys, torch.cat(values, dim=2), list(placements))"
+ORDER_KEY_CALL = "order_key(self.order_value, self.content_id)"
+COUNTER = "_CALLS = __import__('itertools').count()\n\n\n@dataclass(frozen=True)\nclass Placement:"
+
+CHECK_C3_RANDOM = ("check", "--only", "C3", "--no-gossip", "--universe", "random", "--max-arity", "4")
+CHECK_C3_TIES = ("check", "--only", "C3", "--no-gossip", "--universe", "ties", "--max-arity", "3")
+CHECK_ORACLE = ("check", "--only", "render equals the independent oracle", "--no-gossip", "--max-arity", "2")
+CHECK_C3_REDELIVERY = ("check", "--only", "re-deliveries", "--no-gossip", "--max-arity", "2")
+REALSTATE = ("realstate", "--agents", "2", "--latent-steps", "0")
+
+ORACLE_ROW = ("C3", "render equals the independent oracle")
+KNOWN_M = ("C5", "known answers: order values m (float64 bits, canonical NaN)")
+KNOWN_IDS = ("C5", "known answers: fingerprint digests and content ids")
+FIDELITY = ("C8", "re-encoding fidelity")
+
+
+@dataclass(frozen=True)
+class Curated:
+    name: str
+    patches: tuple[Patch, ...]
+    quick: tuple[str, ...] = ()
+    caught_by: frozenset[tuple[str, str]] = frozenset()
+    in_default_tests: bool = False
+    why: str = ""
+
+    @property
+    def part(self) -> str:
+        """The command its quick check runs (``prove``, ``check`` or ``realstate``)."""
+        return self.quick[0] if self.quick else ""
+
+
+def _prove(name: str, patches: list[Patch], only: str, must_fail: str | None = None, why: str = "",
+           default: bool = True) -> Curated:
+    """A case for ``prove``: run ``--only only``; the rows ``must_fail`` (default: every obligation
+    named in ``only``) must fail.  ``only`` may also be a claim id."""
+    quick = ("prove", "--only", only)
+    names = (must_fail or only).split(",")
+    return Curated(name, tuple(patches), quick, frozenset((n[:2].upper(), n) for n in names), default, why)
+
+
+CATALOG: tuple[Curated, ...] = (
+    # --- found by the review: slipped through check/realstate --------------------------------------
+    Curated("sort skipped from N = 4 on",
+            (Patch(RENDER, SORTED_RETURN, "    return render_layout(layout(engine.order(members) if len(members) < 4 "
+                                          "else members, base), base, engine)"),),
+            CHECK_C3_RANDOM, frozenset({("C3", "permutations")}), True),
+    Curated("tie-break by object identity",
+            (Patch(ENGINE, "    return fragment.order_key",
+                   "    return fragment.order_key[:8] + id(fragment).to_bytes(8, 'big')"),),
+            CHECK_C3_TIES, frozenset({("C3", "engine order over every input order")}), True),
+    Curated("dict insertion order instead of the sort",
+            (Patch(RENDER, "    members = list(engine.collect(fragments))\n" + SORTED_RETURN,
+                   "    members = list({f.content_id: f for f in fragments}.values())\n"
+                   "    return render_layout(layout(members, base), base, engine)"),),
+            CHECK_C3_RANDOM, frozenset({("C3", "permutations")}), True),
+    Curated("engine key without the content-id tie-break",
+            (Patch(ENGINE, "    return fragment.order_key", "    return fragment.order_key[:8]"),),
+            CHECK_C3_TIES, frozenset({("C3", "permutations")}), True),
+    Curated("render alternates between calls (gossip)",
+            (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:", COUNTER),
+             Patch(RENDER, RENDERED,
+                   "    return Rendered(fp, base + next(_CALLS) % 2, keys, torch.cat(values, dim=2), list(placements))")),
+            ("check", "--only", "C7", "--universe", "ties", "--replicas", "2", "--fragments", "2"),
+            frozenset({("C7", "gossip: equal sets render equal")}), True),
+    Curated("render alternates between calls (laws)",
+            (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:", COUNTER),
+             Patch(RENDER, RENDERED,
+                   "    return Rendered(fp, base + next(_CALLS) % 2, keys, torch.cat(values, dim=2), list(placements))")),
+            ("check", "--only", "semilattice laws on concrete states", "--no-gossip", "--universe", "ties"),
+            frozenset({("C1", "semilattice laws on concrete states")}), True),
+    Curated("first placement not re-encoded (check)",
+            (Patch(RENDER, DELTA, "p.offset - f.start if reencode and spans else 0"),),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
+    Curated("first placement not re-encoded (realstate)",
+            (Patch(RENDER, DELTA, "p.offset - f.start if reencode and spans else 0"),),
+            (*REALSTATE, "--only", "re-encoding fidelity"), frozenset({FIDELITY}), True),
+    Curated("wrong sign of the re-encoding offset (check)",
+            (Patch(RENDER, DELTA, "f.start - p.offset if reencode else 0"),),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
+    Curated("wrong sign of the re-encoding offset (realstate)",
+            (Patch(RENDER, DELTA, "f.start - p.offset if reencode else 0"),),
+            (*REALSTATE, "--only", "re-encoding fidelity"), frozenset({FIDELITY}), True),
+    # --- survived mutation testing (mutmut against pytest) ------------------------------------------
+    Curated("re-encoding offset computed as offset + start",
+            (Patch(RENDER, DELTA, "p.offset + f.start if reencode else 0"),),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
+    Curated("order statistic read from the last layer",
+            (Patch(FRAGMENT, "return self.keys[self.fingerprint.layers // 2]", "return self.keys[-1]"),),
+            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}), True),
+    Curated("sorted by -m",
+            (Patch(FRAGMENT, ORDER_KEY_CALL, "order_key(-self.order_value, self.content_id)"),),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
+    Curated("render ignores a non-zero base",
+            (Patch(RENDER, "placements, offset = [], base", "placements, offset = [], 0"),),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
+    Curated("canonical NaN payload changed",
+            (Patch(ORDER_VALUE, "0x7FF8000000000000", "0x7FF8000000000001"),),
+            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}), True),
+    Curated("content-id header magic changed",
+            (Patch(FRAGMENT, 'CONTENT_ID_MAGIC = b"CMFRAG01"', 'CONTENT_ID_MAGIC = b"CMFRAG02"'),),
+            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_IDS}), True),
+    # --- prove: the code (spec) and the encodings (proofs), linked both ways -------------------------
+    _prove("proofs key without tie-break",
+           [Patch("proofs/ordering.py", ORDER_KEY_PROOFS,
+                  "    return z3.Concat(total_order_bits(m), z3.BitVecVal(0, content_id.size()))\n")],
+           "c3_key_le_antisymmetric,c3_link_canonical_order"),
+    _prove("spec key without tie-break",
+           [Patch(SPEC_ORDERING, ORDER_KEY_SPEC,
+                  'return total_order_bits(m).to_bytes(8, "big") + bytes(len(require_content_id(content_id)))')],
+           "c3_link_canonical_order"),
+    _prove("hash-injectivity dropped from the tie-break lemma",
+           [Patch("proofs/render.py", 'premises = [premise("hash-injectivity", *hash_injective([f, g])),\n'
+                                      '                premise("bvule antisymmetry',
+                  'premises = [premise("hash-injectivity"),\n                premise("bvule antisymmetry')],
+           "c3_key_le_antisymmetric"),
+    _prove("induction hypothesis dropped from the step",
+           [Patch("proofs/render.py",
+                  '        premise("induction hypothesis U(tail s) at tail t", unique_at(tail(s), tail(t))),\n', "")],
+           "c3_sorted_unique_step"),
+    _prove("proofs key with raw-bits m",
+           [Patch("proofs/ordering.py", ORDER_KEY_PROOFS, "    return z3.Concat(m, content_id)\n")],
+           "c5_key_monotone_in_m,c5_link_order_key"),
+    _prove("proofs key with constant m",
+           [Patch("proofs/ordering.py", ORDER_KEY_PROOFS, "    return z3.Concat(z3.BitVecVal(0, 64), content_id)\n")],
+           "c5_key_monotone_in_m,c5_key_injective"),
+    _prove("spec key with raw-bits m",
+           [Patch(SPEC_ORDERING, ORDER_KEY_SPEC, 'return struct.pack(">d", m) + require_content_id(content_id)')],
+           "c5_link_order_key"),
+    _prove("spec key with constant m",
+           [Patch(SPEC_ORDERING, ORDER_KEY_SPEC, 'return bytes(8) + require_content_id(content_id)')],
+           "c5_link_order_key"),
+    _prove("spec total_order_bits sets the sign bit of every pattern",
+           [Patch(SPEC_ORDERING, "    return bits ^ flip\n", "    return bits | _SIGN\n")],
+           "c5_link_total_order_bits,c5_link_order_key"),
+    _prove("spec total_order_bits_of_pattern bypasses the branch-free rank",
+           [Patch(SPEC_ORDERING, "    return total_order_bits_branch_free(bits)\n", "    return bits | _SIGN\n")],
+           "c5_link_order_key"),
+    _prove("proofs total_order_bits flips only the sign",
+           [Patch("proofs/ordering.py", "bits ^ z3.BitVecVal(_ALL, 64)", "bits ^ z3.BitVecVal(_SIGN, 64)")],
+           "c5_key_monotone_in_m,c5_link_total_order_bits"),
+    _prove("spec merge drops the other side",
+           [Patch(SPEC_SET, "            table.setdefault(cid, item)\n", "            pass\n")],
+           "C1", "c1_link_fragment_set_merge"),
+    _prove("proofs union_by_id keeps the right payload",
+           [Patch("proofs/fragment_set.py", "z3.If(a.present, a.payload, b.payload)",
+                  "z3.If(b.present, b.payload, a.payload)")],
+           "C1", "c1_link_fragment_set_merge"),
+    _prove("canonical_order returns arrival order",
+           [Patch(SPEC_ORDERING, "    return [items[i] for i in order]\n", "    return list(items)\n")],
+           "c3_link_canonical_order"),
+    _prove("canonical_order sorts by the reversed key",
+           [Patch(SPEC_ORDERING, "order = sorted(range(len(items)), key=keys.__getitem__)",
+                  "order = sorted(range(len(items)), key=keys.__getitem__, reverse=True)")],
+           "c3_link_canonical_order"),
+    _prove("spec FragmentSet <= reversed",
+           [Patch(SPEC_SET, "return self._by_id.keys() <= other._by_id.keys()",
+                  "return self._by_id.keys() >= other._by_id.keys()")],
+           "c2_link_fragment_set_order"),
+    _prove("spec bag_order drops duplicates",
+           [Patch(SPEC_ORDERING, "    return list(items)\n", "    return list(dict.fromkeys(items))\n")],
+           "c4_link_bag_order"),
+    _prove("spec FragmentSet.of keeps the last payload",
+           [Patch(SPEC_SET, "table.setdefault(require_content_id(content_id(item)), item)",
+                  "table[require_content_id(content_id(item))] = item")],
+           "c7_link_fragment_set_of"),
+    _prove("a stray premise",
+           [Patch("proofs/render.py", 'return law([definitions("dup_free", dup_free_definition, s)], [hypothesis]',
+                  'return law([definitions("dup_free", dup_free_definition, s), premise("stray", is_cons(s))],'
+                  ' [hypothesis]')],
+           "c3_head_not_in_tail"),
+    # --- realistic bugs added by the audit (planted by every canonmerge audit; tests: -m audit) ------
+    Curated("RoPE convention swapped: interleaved pairs instead of NeoX halves",
+            (Patch(ROPE, ROLL, "    swapped = turned.unflatten(-1, (-1, 2)).flip(-1).flatten(-2)  # [k2, k1] pairwise\n"),
+             Patch(ROPE, SPLIT_X, "x1, x2 = x[..., 0::2], x[..., 1::2]"),
+             Patch(ROPE, SPLIT_Q, "q1, q2 = q[..., 0::2], q[..., 1::2]")),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}),
+            why="GPT-J style rotate_every_two in a NeoX model: the render is self-consistent, the model is not"),
+    Curated("cos/sin computed in float32",
+            (Patch(ROPE, "    cos = [math.cos(a) for a in angles]\n    sin = [math.sin(a) for a in angles]\n",
+                   "    angles32 = torch.tensor(angles, dtype=torch.float32)\n"
+                   "    cos, sin = torch.cos(angles32).tolist(), torch.sin(angles32).tolist()\n"),),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}),
+            why="angles rounded to float32 before cos/sin: wrong at large offsets, bit-different everywhere"),
+    Curated("products rounded to the storage dtype before the sum (rounding twice)",
+            (Patch(ROPE, ADD_SMALL, "    turned = turned.to(dest.dtype).float() + swapped.to(dest.dtype).float()\n"
+                                    "    region.copy_(turned)\n    return\n"),
+             Patch(ROPE, SUB_LARGE, "            x.copy_(x.to(dest.dtype)), q.copy_(q.to(dest.dtype))\n" + SUB_LARGE)),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}),
+            why="k*cos and rotate_half(k)*sin each rounded to bf16, then added and rounded again"),
+    Curated("a fragment's values re-encoded too",
+            (Patch(RENDER, VALUES_APPEND,
+                   "        values.append(__import__('realstate.rope', fromlist=['rope']).reencode_keys(\n"
+                   "            f.values, p.offset - f.start, engine.frequencies(fp)) if reencode else f.values)\n"),),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}),
+            why="RoPE applied to V as well as K: values must never be touched"),
+    Curated("values written from the keys",
+            (Patch(RENDER, VALUES_APPEND, "        values.append(f.keys)\n"),),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}), why="copy-paste: the value slice filled from the keys"),
+    Curated("fragment set dedups by object identity",
+            (Patch(FRAGMENT, "return FragmentSet.of(fragments, lambda f: f.content_id)",
+                   'return FragmentSet.of(fragments, lambda f: id(f).to_bytes(32, "big"))'),),
+            CHECK_C3_REDELIVERY, frozenset({("C3", "re-deliveries")}),
+            why="a re-delivered copy (equal bytes, other object) is kept twice"),
+    Curated("stable argsort replaced by an unstable one",
+            (Patch(SPEC_ORDERING, "order = sorted(range(len(items)), key=keys.__getitem__)",
+                   "order = sorted(range(len(items)), key=lambda i: (keys[i], -i))"),),
+            why="equal keys come out in reverse input order (equivalent: see audit.equivalent)"),
+    Curated("layout base off by one",
+            (Patch(RENDER, "placements, offset = [], base", "placements, offset = [], base + 1"),),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}), why="the first placement lands at base + 1"),
+    Curated("fingerprint digest ignores the rotary frequencies",
+            (Patch(FINGERPRINT, 'return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))',
+                   'return json.dumps({k: v for k, v in self.to_json().items() if k != "inv_freq_f64"}, '
+                   'sort_keys=True, separators=(",", ":"))'),),
+            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_IDS}),
+            why="two models with different inv_freq would merge as one"),
+    Curated("content id hashes the values before the keys",
+            (Patch(FRAGMENT, "    h.update(tensor_bytes(keys))\n    h.update(tensor_bytes(values))\n",
+                   "    h.update(tensor_bytes(values))\n    h.update(tensor_bytes(keys))\n"),),
+            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_IDS}), why="the canonical encoding's field order"),
+    Curated("content id header omits the start position",
+            (Patch(FRAGMENT, "                          layers, heads, tokens, head_dim, start)",
+                   "                          layers, heads, tokens, head_dim, 0)"),),
+            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_IDS}),
+            why="the same tokens encoded at two positions would share an id"),
+    Curated("m divided by H*n - 1",
+            (Patch(ORDER_VALUE, "    return total / count\n", "    return total / (count - 1)\n"),),
+            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}), why="sample-variance habit in a mean"),
+    Curated("fsum replaced by sum",
+            (Patch(ORDER_VALUE, "        total = math.fsum(norms.tolist())", "        total = sum(norms.tolist())"),),
+            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}),
+            why="a left-to-right float sum: m no longer correctly rounded"),
+    Curated("m read from the values",
+            (Patch(FRAGMENT, "return self.keys[self.fingerprint.layers // 2]",
+                   "return self.values[self.fingerprint.layers // 2]"),),
+            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}), why="the order statistic of the wrong tensor"),
+    Curated("order key from m rounded to float32",
+            (Patch(FRAGMENT, ORDER_KEY_CALL,
+                   'order_key(struct.unpack("<f", struct.pack("<f", self.order_value))[0], self.content_id)'),),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}), why="a reduced-precision key: near ties resolve by id"),
+    Curated("frequencies recomputed from rope_theta",
+            (Patch(ENGINE, "    return fingerprint.inv_freq\n",
+                   "    return tuple(1.0 / fingerprint.rope_theta ** (2 * i / fingerprint.head_dim)\n"
+                   "                 for i in range(fingerprint.head_dim // 2))\n"),),
+            (*REALSTATE, "--only", "re-encoding uses the model's own rotary frequencies"),
+            frozenset({("C8", "re-encoding uses the model's own rotary frequencies")}),
+            why="exact textbook frequencies instead of the model's own (bf16-rounded) ones"),
+    Curated("merge keeps the right operand's payload on shared ids",
+            (Patch(SPEC_SET, "            table.setdefault(cid, item)\n", "            table[cid] = item\n"),),
+            ("prove", "--only", "c1_link_fragment_set_merge"), frozenset({("C1", "c1_link_fragment_set_merge")}),
+            why="equal ids keep the newer object: harmless under hash-injectivity, but not the specified merge"),
+    # --- survivors of the sampled audit, closed ----------------------------------------------------
+    Curated("Fragment equality inverted",
+            (Patch(FRAGMENT, "other.content_id == self.content_id", "other.content_id != self.content_id"),),
+            (*REALSTATE, "--only", "C2"), frozenset({("C2", "re-delivery leaves the canonical render unchanged")}),
+            True, why="a re-delivered copy must be the same fragment to a library user (==, hash); the sampled "
+                      "audit found no part compared two Fragments"),
+)
+
+
+def _line_of(root: Path, patch: Patch) -> int:
+    """1-based line where the patch's old text starts (0 when the file or the text is missing:
+    the patch will then fail to apply, and the audit reports it)."""
+    try:
+        text = (root / patch.path).read_text(encoding="utf-8")
+    except OSError:
+        return 0
+    at = text.find(patch.old)
+    return text.count("\n", 0, at) + 1 if at >= 0 else 0
+
+
+def slug(name: str) -> str:
+    return "-".join("".join(c if c.isalnum() else " " for c in name.lower()).split())
+
+
+def as_mutants(root: Path | None = None, catalog: tuple[Curated, ...] = CATALOG) -> list[Mutant]:
+    """The catalog as mutants: id = first patch's file and line, ``curated:<slug>``, patch hash."""
+    base = root or project_root()
+    names: dict[tuple[Patch, ...], list[Curated]] = {}
+    for case in catalog:  # one mutant per distinct bug: some bugs have a quick command per part
+        names.setdefault(case.patches, []).append(case)
+    out = []
+    for patches, cases in names.items():
+        first, name = patches[0], cases[0].name.split(" (")[0]
+        line = _line_of(base, first)
+        operator = f"curated:{slug(name)}"
+        why = cases[0].why
+        out.append(Mutant(make_id(first.path, line, operator, patches), "curated", first.path, line,
+                          operator, patches, name + (f" ({why})" if why else "")))
+    return out
+
+
+def by_name(name: str) -> Curated:
+    for case in CATALOG:
+        if case.name == name:
+            return case
+    raise KeyError(f"no curated case named {name!r}")
+
+
+def check_applies(root: Path | None = None) -> list[str]:
+    """Problems applying each entry's patches to the source tree (empty when all apply once)."""
+    base = root or project_root()
+    problems = []
+    for case in CATALOG:
+        texts: dict[str, str] = {}
+        for p in case.patches:
+            text = texts.get(p.path)
+            if text is None:
+                try:
+                    text = (base / p.path).read_text(encoding="utf-8")
+                except OSError as exc:
+                    problems.append(f"{case.name}: {p.path}: {exc.strerror}")
+                    continue
+            if text.count(p.old) != 1:
+                problems.append(f"{case.name}: {p.path}: the text to replace occurs {text.count(p.old)} times")
+                continue
+            texts[p.path] = text.replace(p.old, p.new)
+    return problems
+
+
+__all__ = ["CATALOG", "Curated", "PatchError", "as_mutants", "by_name", "check_applies", "slug"]

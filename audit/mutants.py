@@ -1,0 +1,61 @@
+"""A mutant: one source-level bug as exact patches, with a stable id.
+
+Generated mutants (mutmut's operators) and curated ones (``audit.curated``) share this record,
+so the runner, the kill matrix and the equivalence list treat them alike.  The id names the
+file, the line, the operator and a hash of the patch text, so it survives unrelated edits
+elsewhere in the file's history only as long as the patched text and its line stay put — an
+equivalence entry whose id is no longer generated is reported as stale, never silently reused."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+from audit.scratch import Patch
+
+
+def patch_hash(patches: tuple[Patch, ...]) -> str:
+    """8 hex digits of SHA-256 over the patches' paths and texts (framed, so no two differ only
+    by where one text ends and the next begins)."""
+    h = hashlib.sha256()
+    for p in patches:
+        for part in (p.path, p.old, p.new):
+            data = part.encode("utf-8")
+            h.update(len(data).to_bytes(8, "big"))
+            h.update(data)
+    return h.hexdigest()[:8]
+
+
+@dataclass(frozen=True)
+class Mutant:
+    """One bug to plant: ``origin`` is ``mutmut`` or ``curated``; ``operator`` the mutmut
+    operator's name (or ``curated:<name>``); ``function`` the enclosing function, for reports."""
+
+    id: str
+    origin: str
+    path: str
+    line: int
+    operator: str
+    patches: tuple[Patch, ...]
+    description: str
+    function: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "origin": self.origin, "path": self.path, "line": self.line,
+                "operator": self.operator, "function": self.function, "description": self.description,
+                "patches": [{"path": p.path, "old": p.old, "new": p.new} for p in self.patches]}
+
+
+def make_id(path: str, line: int, operator: str, patches: tuple[Patch, ...]) -> str:
+    return f"{path}:{line}:{operator}:{patch_hash(patches)}"
+
+
+def diff_text(patches: tuple[Patch, ...]) -> str:
+    """The patches as a small unified-looking diff, for reports."""
+    out = []
+    for p in patches:
+        out.append(f"--- {p.path}")
+        out += [f"- {line}" for line in p.old.splitlines()]
+        out += [f"+ {line}" for line in p.new.splitlines()]
+    return "\n".join(out)
