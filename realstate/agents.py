@@ -27,6 +27,8 @@ DEFAULT_TEXT_PROMPTS = (
     "Agent D: according to the fourth document, traffic doubled in the decade after it opened, and tolls ended.",
     "Agent E: a fifth note.",
 )
+# what the final agent asks when the model has a tokenizer (the answer is in the first document)
+DEFAULT_QUESTION = "\nQuestion: In which year did the bridge open?\nAnswer:"
 
 
 @dataclass

@@ -43,6 +43,7 @@ class ReplaySettings:
     prompts: tuple[str, ...] | None = None
     iteration: str = "arrival"  # FragmentSet iteration order while checking (spec.fragment_set)
     model: str | None = None  # a named real-weight model (realstate.geometry.MODELS)
+    question: str | None = None  # the final agent's prompt in words (models with a tokenizer)
 
     def validate(self) -> None:
         if not 1 <= self.agents <= 6:
