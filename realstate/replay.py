@@ -23,6 +23,7 @@ from typing import Any
 
 from modelcheck import enumerate as en
 from realstate import properties as P
+from realstate.activations import LayerActivations, layer_activations
 from realstate.agents import DEFAULT_QUESTION, AgentRun, run_agents
 from realstate.continuation import Continuation, greedy_continue, greedy_continue_many
 from realstate.dtypes import raw_bits
@@ -282,24 +283,30 @@ def c8_decode(r: Replay) -> ClaimResult:
     permutation rendered by its own calls; the renders decoded in batches); BagMerge decodes of
     the full set in every order are reported with their text (they are expected to differ)."""
     started = time.perf_counter()
+    alone_differs = 0  # batch rows that differ from their render decoded alone
     for n in r.arities:
         row, perms = r.row(n), list(itertools.permutations(r.fragments[:n]))
-        row.canonical_continuations.update(r.continue_from_each(
+        canonical = list(r.continue_from_each(
             (r.render(r.state_of(perm), n) for perm in perms), f"realstate n={n}: decodes", len(perms)))
+        row.canonical_continuations.update(canonical)
         if n == len(r.fragments):
-            row.bag_continuations.update(r.continue_from_each(
-                (bag_render(perm, engine=r.engine) for perm in perms), f"realstate n={n}: BagMerge decodes",
-                len(perms)))
+            bag = list(r.continue_from_each((bag_render(perm, engine=r.engine) for perm in perms),
+                                            f"realstate n={n}: BagMerge decodes", len(perms)))
+            row.bag_continuations.update(bag)
+            # the batch must not mix rows: the last order's renders, decoded alone, give its rows
+            alone_differs += canonical[-1] != r.continue_from(r.render(r.state_of(perms[-1])))
+            alone_differs += bag[-1] != r.continue_from(bag_render(perms[-1], engine=r.engine))
     rows = [r.rows[n] for n in r.arities]
     full = rows[-1]
     canonical = next(iter(full.canonical_continuations))
     shown = (f"decodes {r.text(canonical)} from all {full.n}! orders" if len(full.canonical_continuations) == 1
              else f"{len(full.canonical_continuations)} different decodes at n={full.n}")
+    batch = "" if not alone_differs else f"; {alone_differs} of 2 batch rows DIFFER from the render decoded alone"
     return P.DECODE.tally(
-        len(rows), sum(len(x.canonical_continuations) > 1 for x in rows), "arities",
-        time.perf_counter() - started,
+        len(rows) + 2, sum(len(x.canonical_continuations) > 1 for x in rows) + alone_differs,
+        "arities and rows decoded alone", time.perf_counter() - started,
         figure=f"{[len(x.canonical_continuations) for x in rows]} distinct per n; {shown}; BagMerge at "
-               f"n={full.n}: {len({c.tokens for c in full.bag_continuations})} different continuations",
+               f"n={full.n}: {len({c.tokens for c in full.bag_continuations})} different continuations{batch}",
         canonical_tokens=[list(next(iter(x.canonical_continuations)).tokens) for x in rows
                           if len(x.canonical_continuations) == 1],
         decodes=_decodes_json(r))
@@ -481,7 +488,7 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         chosen = [c for c in chosen if c is not P.CROSS_DEVICE]
     progress("realstate: agents", 0, settings.agents)
     runs = run_agents(lm, settings.agents, settings.latent_steps, settings.seed,
-                      list(settings.prompts) if settings.prompts else None)
+                      list(settings.prompts) if settings.prompts else None, settings.agent_starts)
     t = lap("agents", t)
     replay = Replay(lm, runs, settings, engine, progress)
     ids = [f.content_id for f in replay.fragments]
@@ -500,6 +507,8 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         tables.append(_decodes_table(replay))
     if replay.fidelity_rows:
         tables.append(_fidelity_table(replay.fidelity_rows))
+    activations = layer_activations(runs, replay.fidelity_rows)
+    tables.append(_activations_table(activations, lm.fingerprint.layers // 2))
     notes = [
         f"weights: {lm.source} ({lm.source_detail})"
         + ("; seeded weights are not real weights: the bit-level claims C3, C6, C7 do not depend on "
@@ -515,7 +524,8 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in settings.__dict__.items()},
         "engine": engine.name,
         "checks": [c.name for c in chosen],
-        "fragments": [{"agent": x.name, "id": x.fragment.content_id.hex(), "tokens": x.fragment.tokens,
+        "fragments": [{"agent": x.name, "id": x.fragment.content_id.hex(), "start": x.fragment.start,
+                       "tokens": x.fragment.tokens,
                        "prompt_tokens": len(x.prompt_ids), "latent_steps": x.latent_steps,
                        "m": x.fragment.order_value} for x in runs],
         "canonical_digest_full_set": replay.digest(replay.state_of(replay.fragments)),
@@ -523,6 +533,7 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
                    "merge_trees": sum(x.trees for x in replay.rows.values()),
                    "redeliveries": sum(x.redeliveries for x in replay.rows.values())},
         "incremental": incremental,
+        "activations_per_layer": [x.to_json() for x in activations],
         "full_set_row": _row_json(full) if full is not None else None,
         "timings_s": {**timings, "total": round(time.perf_counter() - started, 3)},
     }
@@ -634,6 +645,23 @@ def _decodes_table(r: Replay) -> Table:
             listed += f"; ... {len(ranked) - DECODES_SHOWN} more (--json)"
         table.rows.append([str(x.n), str(sum(x.canonical_continuations.values())), canonical,
                            str(len(bag)) if bag else "-", listed or "-"])
+    return table
+
+
+def _activations_table(rows: list[LayerActivations], key_layer: int) -> Table:
+    """Per layer (``realstate.activations``): measurements, not a claim."""
+    def number(x: float | None, spec: str) -> str:
+        return "-" if x is None else format(x, spec)
+
+    table = Table(f"realstate: activations per layer (* = layer {key_layer}, the order key's; rope columns: "
+                  "worst over the fidelity placements, '-' when C8 fidelity did not run)",
+                  ["layer", "largest |k| channel (head.dim, pre-RoPE)", "max |k|", "x median channel",
+                   "rope: max abs error", "rope: min cosine", "m: min relative gap (agents)"])
+    for x in rows:
+        gap = "-" if x.m_min_relative_gap is None else f"{x.m_min_relative_gap:.3g} ({'/'.join(x.m_pair or ())})"
+        table.rows.append([f"{x.layer}{'*' if x.layer == key_layer else ''}", f"{x.channel[0]}.{x.channel[1]}",
+                           f"{x.channel_max:.4g}", f"{x.channel_ratio:.1f}", number(x.rope_max_abs_error, ".4g"),
+                           number(x.rope_min_cosine, ".7f"), gap])
     return table
 
 
