@@ -655,11 +655,11 @@ def _activations_table(rows: list[LayerActivations], key_layer: int) -> Table:
 
     table = Table(f"realstate: activations per layer (* = layer {key_layer}, the order key's; rope columns: "
                   "worst over the fidelity placements, '-' when C8 fidelity did not run)",
-                  ["layer", "largest |k| channel (head.dim, pre-RoPE)", "max |k|", "x median channel",
+                  ["layer", "largest |k| channel (pre-RoPE)", "max |k|", "x median channel",
                    "rope: max abs error", "rope: min cosine", "m: min relative gap (agents)"])
     for x in rows:
         gap = "-" if x.m_min_relative_gap is None else f"{x.m_min_relative_gap:.3g} ({'/'.join(x.m_pair or ())})"
-        table.rows.append([f"{x.layer}{'*' if x.layer == key_layer else ''}", f"{x.channel[0]}.{x.channel[1]}",
+        table.rows.append([f"{x.layer}{'*' if x.layer == key_layer else ''}", f"head {x.channel[0]} dim {x.channel[1]}",
                            f"{x.channel_max:.4g}", f"{x.channel_ratio:.1f}", number(x.rope_max_abs_error, ".4g"),
                            number(x.rope_min_cosine, ".7f"), gap])
     return table

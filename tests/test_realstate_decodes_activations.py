@@ -7,7 +7,6 @@ import json
 import math
 
 import pytest
-import torch
 
 from audit import Patch, ScratchCopy
 from realstate import properties as P
@@ -75,7 +74,7 @@ def test_replay_reports_decodes_with_counts_and_activations_per_layer(tiny):
 
 
 def test_activations_find_a_planted_outlier_channel_and_the_closest_m(tiny, runs):
-    planted = [r for r in runs]
+    planted = list(runs)
     keys = planted[1].pre_rope_keys.clone()
     keys[0, 1, 2, 3] = 1000.0  # layer 0, head 1, position 2, dim 3
     planted[1] = type(planted[1])(**{**planted[1].__dict__, "pre_rope_keys": keys})
