@@ -306,7 +306,8 @@ def c8_decode(r: Replay) -> ClaimResult:
         len(rows) + 2, sum(len(x.canonical_continuations) > 1 for x in rows) + alone_differs,
         "arities and rows decoded alone", time.perf_counter() - started,
         figure=f"{[len(x.canonical_continuations) for x in rows]} distinct per n; {shown}; BagMerge at "
-               f"n={full.n}: {len({c.tokens for c in full.bag_continuations})} different continuations{batch}",
+               f"n={full.n}: {len({c.tokens for c in full.bag_continuations})} different continuations "
+               f"({len({c.last_logits_sha256 for c in full.bag_continuations})} logits digests){batch}",
         canonical_tokens=[list(next(iter(x.canonical_continuations)).tokens) for x in rows
                           if len(x.canonical_continuations) == 1],
         decodes=_decodes_json(r))
