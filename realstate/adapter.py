@@ -4,7 +4,9 @@
 - ``fragment_from_cache``: an agent's cache (``cache.layers[i].keys/.values``, ``[1, H, n, D]``)
   into one ``Fragment`` (``[L, H, n, D]`` each for keys and values);
 - ``cache_from_tensors``: rendered ``[L, H, T, D]`` keys and values into a ``DynamicCache`` ready
-  for ``model(...)`` or ``model.generate(...)``.
+  for ``model(...)`` or ``model.generate(...)``;
+- ``batch_cache_from_tensors``: several renders of one length as one cache of a batch of B, so
+  a final agent can decode from all of them in one forward per token.
 
 Only public cache API is used: the layers' ``keys``/``values`` attributes to read, and
 ``DynamicCache.update`` on an empty cache to build (it copies each layer once, so the cache
@@ -12,6 +14,7 @@ never aliases the render's buffers: decoding cannot write into a render)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -54,4 +57,17 @@ def cache_from_tensors(keys: torch.Tensor, values: torch.Tensor) -> DynamicCache
     cache = DynamicCache()
     for layer in range(keys.shape[0]):
         cache.update(keys[layer].unsqueeze(0), values[layer].unsqueeze(0), layer)
+    return cache
+
+
+def batch_cache_from_tensors(keys: Sequence[torch.Tensor], values: Sequence[torch.Tensor]) -> DynamicCache:
+    """A ``DynamicCache`` of batch ``B = len(keys)``: row ``b`` holds ``keys[b]``/``values[b]``
+    (each ``[L, H, T, D]``, all of one shape), layer ``l`` as ``[B, H, T, D]``."""
+    if not keys or len(keys) != len(values) or any(k.shape != keys[0].shape or v.shape != keys[0].shape
+                                                   for k, v in zip(keys, values)):
+        raise InputError(f"want B >= 1 keys and values of one shape [L, H, T, D], got {len(keys)} keys, "
+                         f"{len(values)} values of shapes {sorted({tuple(t.shape) for t in (*keys, *values)})}")
+    cache = DynamicCache()
+    for layer in range(keys[0].shape[0]):
+        cache.update(torch.stack([k[layer] for k in keys]), torch.stack([v[layer] for v in values]), layer)
     return cache

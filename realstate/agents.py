@@ -7,7 +7,7 @@ another offset."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -27,6 +27,9 @@ DEFAULT_TEXT_PROMPTS = (
     "Agent D: according to the fourth document, traffic doubled in the decade after it opened, and tolls ended.",
     "Agent E: a fifth note.",
 )
+# what the final agent says before it decodes when the model has a tokenizer (the first document
+# holds the answer); short, because every permutation's render is decoded after it
+DEFAULT_QUESTION = "\nThe bridge opened in"
 
 
 @dataclass
@@ -126,11 +129,15 @@ def _capture_pre_rope_keys(lm: LoadedModel) -> Iterator[list[list[torch.Tensor]]
 
 
 def run_agents(lm: LoadedModel, count: int, latent_steps: int = 0, seed: int = 0,
-               texts: list[str] | None = None) -> list[AgentRun]:
+               texts: list[str] | None = None, starts: Sequence[int] = ()) -> list[AgentRun]:
     """``count`` agents with prompts of different lengths: text through the tokenizer when the
-    model has one (and texts are given or defaults exist), seeded token ids otherwise."""
+    model has one (and texts are given or defaults exist), seeded token ids otherwise.  Agent
+    ``i`` encodes from position ``starts[i]`` (0 where ``starts`` gives none), as an agent that
+    continues after a shared prefix would."""
     if count < 1:
         raise ArgumentError("count", count, "must be at least 1 agent")
+    if len(starts) > count or any(s < 0 for s in starts):
+        raise ArgumentError("starts", tuple(starts), f"must be at most {count} positions, each >= 0")
     if texts is not None or lm.tokenizer is not None:
         pool = list(texts) if texts is not None else list(DEFAULT_TEXT_PROMPTS)
         if len(pool) < count:
@@ -139,5 +146,10 @@ def run_agents(lm: LoadedModel, count: int, latent_steps: int = 0, seed: int = 0
         prompts = text_prompts(lm, pool[:count])
     else:
         prompts = seeded_prompts(count, lm.vocab_size, seed)
-    return [run_agent(lm, chr(ord("A") + i) if i < 26 else f"agent{i}", p, latent_steps)
-            for i, p in enumerate(prompts)]
+    positions = [*starts, *[0] * (count - len(starts))]
+    limit = lm.fingerprint.max_positions
+    for i, (p, start) in enumerate(zip(prompts, positions)):
+        if start + len(p) + latent_steps > limit:
+            raise ArgumentError("starts", tuple(starts), f"puts agent {i} past the model's {limit} positions")
+    return [run_agent(lm, chr(ord("A") + i) if i < 26 else f"agent{i}", p, latent_steps, start)
+            for i, (p, start) in enumerate(zip(prompts, positions))]

@@ -1,16 +1,22 @@
 """A final agent continuing from a rendered context through the model's normal forward.
 
 It appends its prompt, then greedily decodes ``k`` tokens.  The tokens and the bytes of the last
-step's logits are returned so a replay can compare decodes bit for bit."""
+step's logits are returned so a replay can compare decodes bit for bit.  ``greedy_continue_many``
+does the same from several renders of one length at once (a batch of B rows, one forward per
+token for all of them): a replay decodes every permutation's render that way, ~B times fewer
+forward calls.  Rows never mix (attention is per row, nothing is padded); tests check that a row
+of the batch decodes the same tokens and logits bytes as the render decoded alone."""
 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
 from transformers import DynamicCache
 
+from realstate.adapter import batch_cache_from_tensors
 from realstate.fragment import tensor_bytes
 from realstate.models import LoadedModel
 
@@ -37,3 +43,24 @@ def greedy_continue(lm: LoadedModel, context: DynamicCache, prompt_ids: list[int
         ids = torch.tensor([[next_token]], device=lm.device)
     digest = hashlib.sha256(tensor_bytes(logits)).hexdigest() if logits is not None else ""
     return Continuation(tuple(tokens), digest)
+
+
+@torch.no_grad()
+def greedy_continue_many(lm: LoadedModel, keys: Sequence[torch.Tensor], values: Sequence[torch.Tensor],
+                         prompt_ids: list[int], k: int) -> list[Continuation]:
+    """``greedy_continue`` from each render (``keys[b]``/``values[b]``, ``[L, H, T, D]``, one
+    shape) as one batch; one ``Continuation`` per render, in order."""
+    context = batch_cache_from_tensors(keys, values)
+    rows = len(keys)
+    ids = torch.tensor([prompt_ids] * rows, device=lm.device)
+    steps: list[torch.Tensor] = []
+    logits = None
+    for _ in range(k):
+        out = lm.model(input_ids=ids, cache=context, use_cache=True, logits_to_keep=1)
+        logits = out.logits[:, -1]
+        ids = torch.argmax(logits, dim=-1, keepdim=True)
+        steps.append(ids[:, 0])
+    tokens = torch.stack(steps, dim=1).tolist() if steps else [[] for _ in range(rows)]
+    return [Continuation(tuple(int(t) for t in tokens[b]),
+                         hashlib.sha256(tensor_bytes(logits[b])).hexdigest() if logits is not None else "")
+            for b in range(rows)]

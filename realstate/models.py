@@ -300,25 +300,21 @@ def load_gguf(path: str | Path, dtype: str = "bfloat16", device: str = "cpu",
                                              f"({provenance.record_sha256}): modified or corrupted; reinstall "
                                              f"({install})")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from transformers import AutoConfig, AutoTokenizer, GgufConfig
+    from transformers import AutoConfig
 
-    try:
-        config = AutoConfig.from_pretrained(file.parent, gguf_file=file.name, local_files_only=True)
-    except (OSError, ValueError, KeyError) as exc:
-        raise ArgumentError(argument, shown, f"GGUF architecture {summary.architecture!r} cannot be read by "
-                                             f"transformers: {exc}") from None
-    arch = _checked_architecture(config, argument, shown)
-    torch_dtype = storage_dtype(dtype)
+    from realstate.gguf_once import parsed_once
+
+    storage_dtype(dtype)  # refuse a bad dtype or device before the slow part
     target = resolve_device(device)
-    try:
-        with _quiet_progress_bars():  # canonmerge reports its own progress
-            model = arch.model_class().from_pretrained(
-                file.parent, gguf_file=file.name, config=config, dtype=torch_dtype, local_files_only=True,
-                quantization_config=GgufConfig(gguf_file=file.name, dequantize=True))
-        tokenizer = (AutoTokenizer.from_pretrained(file.parent, gguf_file=file.name, local_files_only=True)
-                     if "tokenizer.ggml.model" in summary.keys else None)
-    except (OSError, ValueError, KeyError) as exc:
-        raise ArgumentError(argument, shown, f"cannot be loaded from {file}: {exc}") from None
+    with parsed_once():  # transformers would parse the file three times (config, tokenizer, tensors)
+        try:
+            config = AutoConfig.from_pretrained(file.parent, gguf_file=file.name, local_files_only=True)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ArgumentError(argument, shown, f"GGUF architecture {summary.architecture!r} cannot be read by "
+                                                 f"transformers: {exc}") from None
+        arch = _checked_architecture(config, argument, shown)
+        model, tokenizer = _gguf_model_and_tokenizer(file, config, arch, dtype, "tokenizer.ggml.model" in summary.keys,
+                                                     argument, shown)
     if provenance is not None:
         what = f"{provenance.named.description}; package {provenance.named.package} {provenance.version}"
     else:
@@ -328,6 +324,23 @@ def load_gguf(path: str | Path, dtype: str = "bfloat16", device: str = "cpu",
     source = "package" if provenance else "checkpoint"
     name = provenance.named.name if provenance else f"gguf ({config.num_hidden_layers} layers)"
     return _loaded(model, arch, dtype, target, weights, source, f"{what}; file {file.resolve()}", name, tokenizer)
+
+
+def _gguf_model_and_tokenizer(file: Path, config: Any, arch: Architecture, dtype: str, has_tokenizer: bool,
+                              argument: str, shown: str) -> tuple[Any, Any | None]:
+    """The model dequantized to ``dtype`` and the file's tokenizer (call inside ``parsed_once``)."""
+    from transformers import AutoTokenizer, GgufConfig
+
+    try:
+        with _quiet_progress_bars():  # canonmerge reports its own progress
+            model = arch.model_class().from_pretrained(
+                file.parent, gguf_file=file.name, config=config, dtype=storage_dtype(dtype), local_files_only=True,
+                quantization_config=GgufConfig(gguf_file=file.name, dequantize=True))
+        tokenizer = (AutoTokenizer.from_pretrained(file.parent, gguf_file=file.name, local_files_only=True)
+                     if has_tokenizer else None)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ArgumentError(argument, shown, f"cannot be loaded from {file}: {exc}") from None
+    return model, tokenizer
 
 
 @contextmanager

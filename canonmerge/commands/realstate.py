@@ -12,7 +12,8 @@ PART = "realstate"
 FLAGS = {"geometry": "--geometry", "checkpoint": "--checkpoint", "model": "--model", "agents": "--agents",
          "count": "--agents", "latent_steps": "--latent-steps", "device": "--device", "dtype": "--dtype",
          "seed": "--seed", "decode_tokens": "--decode-tokens", "fidelity_offsets": "--fidelity-offsets",
-         "prompts": "--prompt", "texts": "--prompt"}
+         "prompts": "--prompt", "texts": "--prompt", "question": "--question",
+         "agent_starts": "--agent-starts", "starts": "--agent-starts"}
 
 
 def _offsets(text: str) -> tuple[int, ...]:
@@ -48,6 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prompt", action="append", metavar="TEXT",
                         help="an agent's text prompt (repeat per agent; needs a model with a tokenizer: "
                              "--model, or --checkpoint with tokenizer files)")
+    parser.add_argument("--agent-starts", type=_offsets, default=(), metavar="POSITIONS",
+                        help="comma-separated positions agents A, B, ... encode from (default: all 0)")
+    parser.add_argument("--question", metavar="TEXT",
+                        help="what the final agent asks before it decodes (models with a tokenizer; default: "
+                             "a question the first default prompt answers)")
     parser.add_argument("--only", metavar="CLAIM|CHECK",
                         help="run only the checks of one claim (e.g. C3) or one check by name")
     parser.add_argument("--iteration", choices=["arrival", "id", "shuffled"], default="arrival",
@@ -55,14 +61,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_from(args: argparse.Namespace) -> ReplaySettings:
-    if args.prompt and not (args.checkpoint or args.model):
-        raise InputError("--prompt needs --checkpoint (with tokenizer files) or --model; seeded geometries use "
+    if (args.prompt or args.question) and not (args.checkpoint or args.model):
+        flag = "--prompt" if args.prompt else "--question"
+        raise InputError(f"{flag} needs --checkpoint (with tokenizer files) or --model; seeded geometries use "
                          "seeded token ids")
     return ReplaySettings(
         geometry=args.geometry or DEFAULT_GEOMETRY, checkpoint=args.checkpoint, model=args.model,
         agents=args.agents, latent_steps=args.latent_steps, device=args.device, dtype=args.dtype, seed=args.seed,
         decode_tokens=args.decode_tokens, fidelity_offsets=args.fidelity_offsets,
-        prompts=tuple(args.prompt) if args.prompt else None, iteration=args.iteration,
+        prompts=tuple(args.prompt) if args.prompt else None, iteration=args.iteration, question=args.question,
+        agent_starts=args.agent_starts,
     )
 
 
