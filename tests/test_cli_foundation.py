@@ -64,9 +64,10 @@ def test_verify_json_runs_every_part_and_every_claim_holds(monkeypatch, capsys):
     import canonmerge.commands.check as check
     from canonmerge.cli import main
 
-    def small(progress):
+    def small(progress, fail_fast=False):
         args = check.defaults()
         args.max_arity, args.replicas, args.fragments, args.workers = 3, 2, 2, 1
+        args.fail_fast = fail_fast
         return check.run(args, progress)
 
     monkeypatch.setattr(check, "run_default", small)

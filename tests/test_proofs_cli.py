@@ -98,9 +98,9 @@ def test_command_module_contract(monkeypatch):
     report = prove.run(args, no_progress)
     assert isinstance(report, PartReport) and report.results[0].outcome == Outcome.HOLDS
     calls = []
-    monkeypatch.setattr(prove, "run_proofs", lambda *a: calls.append(a) or PartReport("proofs"))
+    monkeypatch.setattr(prove, "run_proofs", lambda *a, **kw: calls.append((a, kw)) or PartReport("proofs"))
     prove.run_default(no_progress)
-    assert calls == [(None, proofs.DEFAULT_TIMEOUT_S, None, no_progress)]  # everything, default timeout
+    assert calls == [((None, proofs.DEFAULT_TIMEOUT_S, None, no_progress), {"fail_fast": False})]  # everything, default timeout
 
 
 def test_prove_json_in_process(run):
