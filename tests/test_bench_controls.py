@@ -73,3 +73,16 @@ def test_donors_match_length_exactly_else_by_prefix_and_never_the_same_problem(r
     picks = {controls.choose_donor(real, "p1", ties, seed=s).problem for s in range(12)}
     assert picks == {"p2", "p3"}  # ties drawn by the seed, reproducibly
     assert controls.choose_donor(real, "p1", ties, seed=3) == controls.choose_donor(real, "p1", ties, seed=3)
+
+
+def test_a_donor_identical_to_the_real_fragment_is_never_chosen(real):
+    """Two problems of a family can share a document: another problem's copy of the same cache
+    (or a longer cache whose prefix is it) would make the deranged control the real one."""
+    longer_same_prefix = Fragment(real.fingerprint, real.start,
+                                  torch.cat([real.keys, torch.randn(*real.keys.shape[:2], 3, real.keys.shape[3]).to(real.keys.dtype)], 2),
+                                  torch.cat([real.values, torch.randn(*real.values.shape[:2], 3, real.values.shape[3]).to(real.values.dtype)], 2))
+    assert controls.choose_donor(real, "p1", [("p2", 0, real.copy()), ("p3", 0, longer_same_prefix)], seed=0) is None
+    other = random_fragment(FP, real.tokens, seed=21)
+    chosen = controls.choose_donor(real, "p1", [("p2", 0, real.copy()), ("p4", 1, other)], seed=0)
+    assert chosen.problem == "p4"
+    controls.check_deranged(real, chosen.fragment, "p1", "f", chosen.problem, "f")

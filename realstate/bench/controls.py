@@ -81,7 +81,13 @@ def choose_donor(recipient: Fragment, problem: str, candidates: Sequence[tuple[s
     and latent budget: another problem's, exact length first, else the shortest longer ones; ties
     broken by a seeded draw (so reruns pick the same donor)."""
     n = recipient.tokens
-    usable = [(pid, agent, f) for pid, agent, f in candidates if pid != problem and f.tokens >= n]
+
+    def differs(f: Fragment) -> bool:
+        # two problems of a family can share a document (same facts, same agent prompt): such a
+        # donor would make the "deranged" control the real cache, so it is never chosen
+        return (f if f.tokens == n else prefix(f, n)).content_id != recipient.content_id
+
+    usable = [(pid, agent, f) for pid, agent, f in candidates if pid != problem and f.tokens >= n and differs(f)]
     if not usable:
         return None
     best = min(f.tokens for _, _, f in usable)
