@@ -231,7 +231,8 @@ def c2_redelivery(r: Replay) -> ClaimResult:
     rows = [r.rows[n] for n in r.arities]
     checked, changed = sum(x.redeliveries for x in rows), sum(x.redelivery_canonical_changed for x in rows)
     # a re-delivered copy is the same fragment to a library user too (==, hash); distinct ones differ
-    unequal_copies = sum(f.copy() != f or hash(f.copy()) != hash(f) for f in r.fragments)
+    copies = [(f, f.copy()) for f in r.fragments]
+    unequal_copies = sum(c != f or hash(c) != hash(f) for f, c in copies)
     equal_distinct = sum(f == g for f, g in itertools.combinations(r.fragments, 2))
     return P.REDELIVERY.tally(checked + len(r.fragments), changed + unequal_copies + equal_distinct,
                               "re-deliveries and copies", time.perf_counter() - started,
