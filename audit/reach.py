@@ -78,8 +78,14 @@ def control_with_coverage(scratch: ScratchCopy, config: RunConfig, paths: Sequen
 
     def one(part: str) -> Cell:
         data_file = scratch.root / f".coverage.{part}"
-        command = [sys.executable, "-m", "coverage", "run", f"--data-file={data_file}", f"--include={include}",
-                   "-m", "canonmerge", *config.command(part)]
+        # parallel mode + multiprocessing: check runs its shards in pool workers, whose lines
+        # count as reached (without it a mutant only the workers execute is skipped as unreached);
+        # coverage takes these settings from a configuration file only
+        rcfile = scratch.root / f".coveragerc.{part}"
+        rcfile.write_text(f"[run]\nconcurrency = multiprocessing\nparallel = True\ndata_file = {data_file}\n"
+                          f"include = {include}\n", encoding="utf-8")
+        command = [sys.executable, "-m", "coverage", "run", f"--rcfile={rcfile}", "-m", "canonmerge",
+                   *config.command(part)]
         started = time.perf_counter()
         env = scratch.env(dict(THREAD_ENV) if config.single_thread else {})
         try:
@@ -87,6 +93,9 @@ def control_with_coverage(scratch: ScratchCopy, config: RunConfig, paths: Sequen
                                  timeout=config.timeout_s * 3)
         except subprocess.TimeoutExpired:
             return Cell(part, TIMEOUT, time.perf_counter() - started)
+        combined = coverage.Coverage(data_file=str(data_file), config_file=str(rcfile))
+        combined.combine(keep=False)  # the main process's and every worker's .coverage.<part>.* files
+        combined.save()
         data = coverage.CoverageData(basename=str(data_file))
         data.read()
         reach.executed[part] = {p: set(data.lines(str(scratch.root / p)) or ()) for p in paths}

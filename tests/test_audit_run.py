@@ -124,3 +124,20 @@ def test_an_unpatchable_mutant_is_an_error_never_a_kill(tmp_path):
     assert (s.overall.mutants, s.overall.killed, s.overall.ratio) == (1, 1, 1.0)
     report = AuditReport(AuditOptions(config=config), [], [stale], [], None, [r], s, [], 0.0)
     assert report.meets_target and report.exit_code() == 1
+
+
+def test_the_control_counts_lines_run_in_checks_pool_workers(tmp_path):
+    """check runs its shards in worker processes: their lines must count as reached, or a mutant
+    only the workers execute would be skipped as 'not reached' without being run."""
+    from audit.reach import control_with_coverage
+    from audit.run import RunConfig
+    from audit.scratch import ScratchCopy
+
+    scratch = ScratchCopy(tmp_path / "copy")
+    config = RunConfig(parts=("check",), part_args={"check": ("--no-gossip", "--max-arity", "2", "--only", "C1",
+                                                             "--workers", "2")})
+    cells, reach = control_with_coverage(scratch, config, ["spec/laws.py", "modelcheck/checks.py"])
+    assert [c.outcome for c in cells] == ["survived"], cells
+    law_line = next(i for i, text in enumerate((scratch.root / "spec/laws.py").read_text().splitlines(), 1)
+                    if "if not equal(merge(a, b), merge(b, a)):" in text)
+    assert law_line in reach.executed["check"]["spec/laws.py"]  # run only inside the pool's workers
