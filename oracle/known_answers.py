@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from oracle.formats import storage_format
-from oracle.order import float_of_bits
+from oracle.order import float_of_bits, order_value_bits
 from oracle.render import FragmentData, RenderBytes, bag_render, canonical_render, naive_render
 
 VECTORS_FORMAT = "canonmerge-known-answer-vectors"
@@ -62,6 +62,14 @@ def fingerprint_json(dtype: str) -> str:
         "weights": "synthetic:canonmerge-known-answer-vectors-v1",
     }
     return json.dumps(fields, sort_keys=True, separators=(",", ":"))
+
+
+def _middle_rows(rows: Sequence[Sequence[int]]) -> tuple[tuple[tuple[int, int, int, int], int], ...]:
+    """Specials writing the whole middle layer (layer LAYERS // 2), its key vectors in order
+    (head 0's tokens, then head 1's), as the given bit patterns."""
+    tokens = len(rows) // HEADS
+    return tuple(((LAYERS // 2, i // tokens, i % tokens, d), pattern)
+                 for i, row in enumerate(rows) for d, pattern in enumerate(row))
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,45 @@ FRAGMENTS: tuple[FragmentSpec, ...] = (
                  why="float16 subnormals in the middle layer; the largest finite float16 in a "
                      "rotation pair (overflows to infinity)"),
     FragmentSpec("I", "float16", 3, 0, 13, 14, why="a plain float16 fragment"),
+    # m at rounding boundaries: the middle layer (layer 2) is written out in full, so the
+    # squares and norms are exactly the ones listed; a row [0 0 0 0] has norm 0
+    FragmentSpec("J", "float32", 1, 2, 15, 16,
+                 key_specials=_middle_rows(((0x3FC00000, 0x32800000, 0x00000000, 0x00000200),
+                                            (0, 0, 0, 0))),
+                 why="middle rows [1.5, 2^-26, 0, 2^-140] and zeros: the squares 2.25 + 2^-52 sit "
+                     "exactly half an ulp above 2.25 and only the subnormal's square 2^-280 "
+                     "breaks the tie upwards, so the sum of squares must be the exact one rounded "
+                     "once (a float64 or float32 running sum gives m = 0.75, not 0.75 + 2^-53)"),
+    FragmentSpec("K", "float32", 2, 0, 17, 18,
+                 key_specials=_middle_rows(((0x3FC00000, 0, 0, 0), (0x25000000, 0, 0, 0),
+                                            (0x03800000, 0, 0, 0), (0, 0, 0, 0))),
+                 why="norms 1.5, 2^-53, 2^-120 and 0: their total is half an ulp above 1.5 plus "
+                     "2^-120, so the norms must be totalled exactly and rounded once (a running "
+                     "float64 sum gives m = 0.375)"),
+    FragmentSpec("L", "float32", 1, 1, 19, 20,
+                 key_specials=_middle_rows(((0x5DC00000, 0x50800000, 0, 0x0D800000), (0, 0, 0, 0))),
+                 why="middle row [1.5·2^60, 2^34, 0, 2^-100]: squares 2.25·2^120, 2^68 (half an ulp) "
+                     "and 2^-200, 320 binary orders of magnitude apart, so the exact sum needs "
+                     "several extraction levels and its last one decides the rounding"),
+    FragmentSpec("M", "bfloat16", 1, 0, 21, 22,
+                 key_specials=_middle_rows(((0x3FC0, 0x3280, 0, 0x0008), (0, 0, 0, 0))),
+                 why="J in bfloat16 (the tail is the subnormal 2^-130): a 16-bit row whose plain "
+                     "float64 sum of squares is not exact"),
+    FragmentSpec("N", "float16", 1, 6, 23, 24,
+                 key_specials=_middle_rows(((0x6E00, 0x0400, 0, 0x0001), (0, 0, 0, 0))),
+                 why="middle row [6144, 2^-14, 0, 2^-24]: squares 2.25·2^24 + 2^-28 (half an ulp) + "
+                     "2^-48: the float16 form of the same rounding boundary"),
+)
+
+FRAGMENTS_BY_LABEL = {spec.label: spec for spec in FRAGMENTS}
+
+# (name, fragment labels): m of the fragments' middle layers laid side by side along the token
+# axis — more key vectors than any one fragment has, a mix of rows whose plain float64 sum of
+# squares is exact and rows whose sum is not
+STACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("bf16-stack", ("A", "B", "C", "M")),
+    ("f16-stack", ("H", "I", "N")),
+    ("f32-stack", ("E", "F", "G", "J", "K", "L")),
 )
 
 # (name, mode, fragment labels in input order, base); a render whose keys would hold a rotated
@@ -195,6 +242,13 @@ def generate() -> dict[str, Any]:
                 "order_key": f.order_key.hex(),
             },
         }
+    stacks = []
+    for name, labels in STACKS:
+        fmt = storage_format(FRAGMENTS_BY_LABEL[labels[0]].dtype)
+        middle = np.concatenate([built[label][0][LAYERS // 2] for label in labels], axis=1)
+        bits = order_value_bits(fmt, middle)
+        stacks.append({"name": name, "inputs": list(labels),
+                       "answers": {"m_bits": f"{bits:016x}", "m": float_of_bits(bits).hex()}})
     renders = []
     label_of = {f.content_id: label for label, f in data.items()}
     for name, mode, labels, base in RENDERS:
@@ -219,6 +273,7 @@ def generate() -> dict[str, Any]:
         "inv_freq_f64": [_f64_hex(f) for f in INV_FREQ],
         "fingerprints": fingerprints,
         "fragments": fragments,
+        "stacks": stacks,
         "renders": renders,
     }
 
@@ -250,7 +305,13 @@ def markdown(vectors: dict[str, Any]) -> str:
                         row.append(" ".join(flat[at:at + dim]))
                     lines.append(f"{kind[0]}[{layer}][{head}] " + " | ".join(row))
         lines += ["```", ""]
-    lines += ["### Renders", "", "| name | mode | inputs (in order) | base | layout (fragment@offset) | digest |",
+    lines += ["### Stacks", "", "m of the listed fragments' middle layers laid side by side along the token axis "
+              "(head h of the stack is head h of each input, their tokens in input order):", "",
+              "| name | inputs | m (float64 bits) |", "|---|---|---|"]
+    for st in vectors["stacks"]:
+        lines.append(f"| {st['name']} | {' '.join(st['inputs'])} | `{st['answers']['m_bits']}` "
+                     f"(`{st['answers']['m']}`) |")
+    lines += ["", "### Renders", "", "| name | mode | inputs (in order) | base | layout (fragment@offset) | digest |",
               "|---|---|---|---|---|---|"]
     for r in vectors["renders"]:
         a = r["answers"]

@@ -7,7 +7,7 @@ the replay catches that planted bug.  Nothing else in realstate hard-codes these
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import torch
@@ -34,6 +34,8 @@ class Engine:
     frequencies: Callable[[Fingerprint], Sequence[float]]
     reencode: Callable[[torch.Tensor, torch.Tensor, int, Sequence[float]], None]  # (dest, keys, delta, inv_freq)
     collect: Callable[[Iterable[Fragment]], FragmentCollection]
+    # where a batched render switches to its chunked path (None: realstate.rope.CHUNK_ELEMENTS)
+    chunk_elements: int | None = None
 
     def order(self, fragments: Sequence[Fragment]) -> list[Fragment]:
         return self.sort(list(fragments), self.key)
@@ -56,3 +58,17 @@ CANONICAL = Engine(
     reencode=reencode_into,
     collect=fragment_set,
 )
+
+
+def chunked(engine: Engine, elements: int) -> Engine:
+    """``engine`` with renders above ``elements`` key elements taking the chunked path.  The bytes
+    are the same on either path; verify's inputs are tiny, so without this the path every
+    real-size render takes (realstate.rope._write_spans) would never run inside verify."""
+    return replace(engine, name=f"{engine.name}/chunk={elements}", chunk_elements=elements)
+
+
+def chunk_probes(tokens: int, head_dim: int) -> tuple[int, int]:
+    """Two chunk sizes that drive both branches of the chunked path on a render of ``tokens``
+    positions (with more than two (layer, head) blocks): a chunk of two positions (every run
+    longer than that is split by rows) and one of two whole blocks (runs are batched by blocks)."""
+    return 2 * head_dim, 2 * tokens * head_dim

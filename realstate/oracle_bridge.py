@@ -56,7 +56,7 @@ def product_render(mode: str, fragments: Sequence[Fragment], base: int = 0, engi
     if mode == "bag":
         return bag_render(fragments, base, engine)
     if mode == "naive":
-        return naive_render(fragments, base)
+        return naive_render(fragments, base, engine)
     raise ValueError(f"unknown render mode {mode!r}; known: {', '.join(MODES)}")
 
 

@@ -58,14 +58,19 @@ def _check_shape(keys: torch.Tensor) -> None:
         raise ValueError(f"want middle-layer keys [H, n, D] with n, D >= 1, got shape {tuple(keys.shape)}")
 
 
-def exact_order_value(keys: torch.Tensor) -> float:
+def exact_order_value(keys: torch.Tensor, *, block_rows: int | None = None,
+                      fsum_norms_up_to: int | None = None) -> float:
     """m for middle-layer keys ``[H, n, D]``: the reference's bits, computed on the CPU (keys on
     another device are copied over) in cache-sized blocks of vectors with numpy.
 
     A vector's plain float64 sum of squares is already exact when every square is a multiple of
     2^(e-52) and the sum is below 2^(e+1) (then no partial sum can round): ``_plainly_exact``
     checks that from the storage exponents, which is the common case for 16-bit keys.  The other
-    vectors go through ``correctly_rounded_row_sums``, gathered across blocks when they are few."""
+    vectors go through ``correctly_rounded_row_sums``, gathered across blocks when they are few.
+
+    ``block_rows`` and ``fsum_norms_up_to`` override ``BLOCK_ELEMENTS`` and ``FSUM_NORMS_UP_TO``:
+    the bits are the same for any values (``PATH_PROBES`` lets verify's few vectors drive the
+    paths that only large inputs take by default)."""
     _check_shape(keys)
     layout = _FORMATS.get(keys.dtype)
     if layout is None:
@@ -75,7 +80,7 @@ def exact_order_value(keys: torch.Tensor) -> float:
     src = keys.detach().to("cpu").reshape(-1, dim).contiguous()
     bits = src.view(layout.int_dtype).numpy()
     count = src.shape[0]
-    block = min(count, max(1, BLOCK_ELEMENTS // dim))
+    block = min(count, max(1, BLOCK_ELEMENTS // dim) if block_rows is None else block_rows)
     staging = torch.empty((block, dim), dtype=torch.float64)
     scratch = staging.numpy()
     sums = np.empty(count, dtype=np.float64)
@@ -110,11 +115,20 @@ def exact_order_value(keys: torch.Tensor) -> float:
         sums[where] = correctly_rounded_row_sums(rows, np.concatenate([e for _, _, e in pending]),
                                                  scratch_is_input=True)
     norms = np.sqrt(sums)  # IEEE square root: correctly rounded
-    if count <= FSUM_NORMS_UP_TO:
+    if count <= (FSUM_NORMS_UP_TO if fsum_norms_up_to is None else fsum_norms_up_to):
         total = math.fsum(norms.tolist())
     else:
         total = float(correctly_rounded_row_sums(norms.reshape(1, -1))[0])
     return total / count
+
+
+# settings of exact_order_value that change which path computes m, never its bits: several
+# blocks (some finished at once, some gathered), and the norms totalled by the vectorized sum
+PATH_PROBES: tuple[dict[str, int], ...] = (
+    {"fsum_norms_up_to": 0},
+    {"block_rows": 5},
+    {"block_rows": 2, "fsum_norms_up_to": 0},
+)
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,19 @@ TIES = register(
     "C5", PART, "tied m (head-swapped twin) still orders uniquely", ALWAYS,
     "a fragment and its head-swapped twin (bit-identical m, other id) sort and render one way "
     "from every input order")
+CONTROL_ORDER = register(
+    "C3", PART, "control: an arrival-order render fails the permutations check", ALWAYS,
+    "the permutations check, run on the same fragments with the planted order-by-arrival engine, "
+    "reports a failure and exit code 1 (the check and the verdict machinery can fail)")
+CONTROL_TIES = register(
+    "C5", PART, "control: a key without tie-break fails the ties check", ALWAYS,
+    "the tied-m check, run with the planted no-tie-break engine (m alone as the key), reports a "
+    "failure and exit code 1")
+CONTROL_BAG = register(
+    "C4", PART, "control: one fragment twice gives BagMerge no order witness", ALWAYS,
+    "the BagMerge order check, run on two deliveries of the first fragment (both orders are the "
+    "same bytes), finds no witness and reports a failure: a 'sometimes' check without a witness "
+    "never passes")
 PAIR = register(
     "C6", PART, "n = 2 canonical render equals one BagMerge order", ALWAYS,
     "the canonical render of two fragments equals BagMerge in one of its two orders")
@@ -53,7 +66,8 @@ FIDELITY = register(
 ORACLE = register(
     "C3", PART, "render equals the independent oracle", ALWAYS,
     "every distinct render the replay made, plus the full set in canonical, bag and naive mode at "
-    "base 0 and at a non-zero base, and every fragment's content id, m and key, equal the "
+    "base 0 and at a non-zero base (each on the small-render path and, with small chunk sizes, on both "
+    "branches of the chunked path real-size renders take), and every fragment's content id, m and key, equal the "
     "independently written reference (oracle/) byte for byte (where it re-encodes a key to NaN, "
     "any NaN is accepted)")
 KNOWN_IDS = register(

@@ -105,7 +105,7 @@ def render_layout(placements: Sequence[Placement], base: int, engine: Engine = C
     inv_freq = engine.frequencies(fp)
     batched = _BATCHED_REENCODE.get(engine.reencode)
     if batched is not None:
-        keys = batched(sources, tuple(spans), inv_freq)
+        keys = batched(sources, tuple(spans), inv_freq, chunk_elements=engine.chunk_elements)
     else:
         keys = torch.empty((fp.layers, fp.kv_heads, total, fp.head_dim), dtype=sources[0].dtype, device=device)
         position = 0
@@ -125,8 +125,8 @@ def bag_render(fragments: Sequence[Fragment], base: int = 0, engine: Engine = CA
     return render_layout(layout(list(fragments), base), base, engine)
 
 
-def naive_render(fragments: Sequence[Fragment], base: int = 0) -> Rendered:
-    return render_layout(layout(list(fragments), base), base, reencode=False)
+def naive_render(fragments: Sequence[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:
+    return render_layout(layout(list(fragments), base), base, engine, reencode=False)
 
 
 def canonical_merge(fragments: Iterable[Fragment], base: int = 0) -> DynamicCache:

@@ -27,14 +27,16 @@ from realstate.activations import LayerActivations, layer_activations
 from realstate.agents import DEFAULT_QUESTION, AgentRun, run_agents
 from realstate.continuation import Continuation, greedy_continue, greedy_continue_many
 from realstate.dtypes import raw_bits
-from realstate.engine import CANONICAL, Engine
+from realstate.engine import CANONICAL, Engine, chunk_probes, chunked
 from realstate.fidelity import FidelityRow, placement_fidelity
 from realstate.fragment import Fragment
 from realstate.models import LoadedModel, load_checkpoint, load_named, load_seeded, model_inv_freq
 from realstate.order_value import reference_order_value
 from realstate.render import Placement, Rendered, bag_render, canonical_render, layout, render_layout
 from realstate.settings import ReplaySettings
-from spec import Check, ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress, order_key
+from realstate.mutants import engine_named
+from spec import (Check, ClaimResult, InputError, Outcome, PartReport, Progress, Table, exit_code_for, no_progress,
+                  order_key)
 from spec.fragment_set import iteration_order
 
 # Renders decoded together in one batch: at most this many bytes of rendered keys and values
@@ -415,16 +417,61 @@ def c3_oracle(r: Replay) -> ClaimResult:
         if mismatches or got.digest != digest:
             failures.append({"n": n, "digest": digest[:16],
                              "first": [str(m) for m in mismatches] or ["the render is not deterministic"]})
-    cases = [(mode, base) for mode in ("canonical", "bag", "naive") for base in (0, ORACLE_BASE)]
-    for mode, base in cases:
-        if mismatches := compare_render(mode, r.fragments, base, r.engine, limit=3):
-            failures.append({"mode": mode, "base": base, "first": [str(m) for m in mismatches]})
+    tokens = sum(f.tokens for f in r.fragments)
+    engines = [r.engine, *(chunked(r.engine, n) for n in chunk_probes(tokens, r.fragments[0].keys.shape[-1]))]
+    cases = [(mode, base, engine) for mode in ("canonical", "bag", "naive") for base in (0, ORACLE_BASE)
+             for engine in engines]
+    for mode, base, engine in cases:
+        if mismatches := compare_render(mode, r.fragments, base, engine, limit=3):
+            failures.append({"mode": mode, "base": base, "engine": engine.name,
+                             "first": [str(m) for m in mismatches]})
     checked = len(fragments) + len(r.rendered) + len(cases)
     return P.ORACLE.tally(checked, len(failures), "fragments and renders", time.perf_counter() - started,
                           figure=f"{checked - len(failures)}/{checked} equal: {len(fragments)} fragments' "
                                  f"ids, m and keys; {len(r.rendered)} distinct renders of {r.renders}; "
                                  f"{len(cases)} full-set renders (canonical, bag, naive at base 0 and "
-                                 f"{ORACLE_BASE})", failures=failures[:5])
+                                 f"{ORACLE_BASE}, each on the small and both chunked paths)",
+                          failures=failures[:5])
+
+
+def _control(r: Replay, engine: Engine, fragments: Sequence[Fragment] | None = None) -> Replay:
+    """A fresh replay of the same agents (or of ``fragments``) with ``engine``: its renders and
+    figures are its own, so a control never touches what the real checks recorded."""
+    control = Replay(r.lm, r.runs, r.settings, engine, no_progress)
+    if fragments is not None:
+        control.fragments = list(fragments)
+    return control
+
+
+def _caught(result: ClaimResult) -> bool:
+    return result.outcome is Outcome.FAILS and exit_code_for([result]) == 1
+
+
+def control_order(r: Replay) -> ClaimResult:
+    """Negative control: the permutations check (a count) fails on an arrival-order render."""
+    started = time.perf_counter()
+    inner = c3_permutations(_control(r, engine_named("order-by-arrival")))
+    return P.CONTROL_ORDER.holds_if(_caught(inner), f"order-by-arrival: {inner.outcome.value}, exit "
+                                    f"{exit_code_for([inner])} ({inner.figure})", time.perf_counter() - started)
+
+
+def control_ties(r: Replay) -> ClaimResult:
+    """Negative control: the ties check (a single comparison) fails without the id tie-break;
+    decided by a count, so each verdict path checks the other."""
+    started = time.perf_counter()
+    inner = c5_ties(_control(r, engine_named("no-tie-break")))
+    return P.CONTROL_TIES.tally(1, 0 if _caught(inner) else 1, "planted bugs", time.perf_counter() - started,
+                                figure=f"no-tie-break: {inner.outcome.value}, exit {exit_code_for([inner])} "
+                                       f"({inner.figure})")
+
+
+def control_bag(r: Replay) -> ClaimResult:
+    """Negative control: a 'sometimes' check with nothing to find fails — two deliveries of one
+    fragment, whose two BagMerge orders are the same bytes."""
+    started = time.perf_counter()
+    inner = c4_bag_order(_control(r, r.engine, [r.fragments[0], r.fragments[0].copy()]))
+    return P.CONTROL_BAG.holds_if(_caught(inner), f"one fragment twice: {inner.outcome.value}, exit "
+                                  f"{exit_code_for([inner])} ({inner.figure})", time.perf_counter() - started)
 
 
 def known_answer(check: Check) -> Callable[[Replay], ClaimResult]:
@@ -452,6 +499,9 @@ CHECKS: dict[Check, Callable[[Replay], ClaimResult]] = {
     P.FIDELITY: c8_fidelity,
     P.CROSS_DEVICE: c3_cross_device,
     P.ORACLE: c3_oracle,  # after every check that renders: it compares what they rendered
+    P.CONTROL_ORDER: control_order,
+    P.CONTROL_TIES: control_ties,
+    P.CONTROL_BAG: control_bag,
     P.KNOWN_IDS: known_answer(P.KNOWN_IDS),
     P.KNOWN_M: known_answer(P.KNOWN_M),
     P.KNOWN_KEYS: known_answer(P.KNOWN_KEYS),

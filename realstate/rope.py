@@ -128,15 +128,19 @@ def _build_small_plan(inv_freq: tuple[float, ...], spans: _Spans, device: torch.
     return tuple(plan)
 
 
-def render_keys(sources: Sequence[torch.Tensor], spans: _Spans, inv_freq: Sequence[float]) -> torch.Tensor:
+def render_keys(sources: Sequence[torch.Tensor], spans: _Spans, inv_freq: Sequence[float],
+                chunk_elements: int | None = None) -> torch.Tensor:
     """The keys of a render: ``sources[i]`` ([L, H, n_i, D]) laid back to back along the token
     axis, each rotated by its δ from ``spans[i] = (n_i, δ_i)``.  The sources come from validated
-    fragments of one fingerprint (``render_layout`` checks that), so they are not checked again."""
+    fragments of one fingerprint (``render_layout`` checks that), so they are not checked again.
+    ``chunk_elements`` (default ``CHUNK_ELEMENTS``) is where the chunked path starts: the bytes
+    are the same either way, and a small value lets tiny inputs drive the large-render path."""
     first = sources[0]
     layers, heads, _, head_dim = first.shape
     tokens = sum(n for n, _ in spans)
     frequencies = tuple(inv_freq)
-    if layers * heads * tokens * head_dim <= CHUNK_ELEMENTS:
+    chunk = CHUNK_ELEMENTS if chunk_elements is None else chunk_elements
+    if layers * heads * tokens * head_dim <= chunk:
         dest = torch.cat(sources, dim=2)
         for start, length, cos, signed_sin in _small_plan(frequencies, spans, tokens, first.device):
             _rotate_in_place(dest, start, length, cos, signed_sin)
@@ -146,12 +150,12 @@ def render_keys(sources: Sequence[torch.Tensor], spans: _Spans, inv_freq: Sequen
     for keys, (n, delta) in zip(sources, spans):
         pieces.append((keys, position, delta))
         position += n
-    _write_spans(dest, pieces, frequencies)
+    _write_spans(dest, pieces, frequencies, chunk)
     return dest
 
 
 def reencode_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, int]],
-                   inv_freq: Sequence[float]) -> None:
+                   inv_freq: Sequence[float], chunk_elements: int | None = None) -> None:
     """Write each ``(keys [L, H, n, D], position, delta)`` into ``dest [L, H, T, D]`` at
     ``position`` along the token axis, rotated by ``delta`` (δ = 0: copied untouched)."""
     layers, heads, tokens, head_dim = dest.shape
@@ -164,8 +168,9 @@ def reencode_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int,
             raise ValueError(f"keys {tuple(keys.shape)} {keys.dtype} at position {position} do not fit "
                              f"the destination {tuple(dest.shape)} {dest.dtype}")
     frequencies = tuple(inv_freq)
-    if dest.numel() > CHUNK_ELEMENTS:
-        _write_spans(dest, pieces, frequencies)
+    chunk = CHUNK_ELEMENTS if chunk_elements is None else chunk_elements
+    if dest.numel() > chunk:
+        _write_spans(dest, pieces, frequencies, chunk)
         return
     for keys, position, delta in pieces:  # few elements: copy, then rotate with the fewest operations
         dest[:, :, position:position + keys.shape[2]].copy_(keys)
@@ -175,21 +180,21 @@ def reencode_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int,
 
 
 def _write_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, int]],
-                 inv_freq: tuple[float, ...]) -> None:
+                 inv_freq: tuple[float, ...], chunk: int) -> None:
     """Chunk by chunk from the sources straight into ``dest``: each byte read and written once.
     Pieces with δ ≠ 0 that lie back to back are rotated together."""
     group: list[tuple[torch.Tensor, int, int]] = []
     for piece in pieces:
         keys, position, delta = piece
         if group and (delta == 0 or position != group[-1][1] + group[-1][0].shape[2]):
-            _rotate_run(dest, group, inv_freq)
+            _rotate_run(dest, group, inv_freq, chunk)
             group = []
         if delta == 0:
             dest[:, :, position:position + keys.shape[2]].copy_(keys)
         else:
             group.append(piece)
     if group:
-        _rotate_run(dest, group, inv_freq)
+        _rotate_run(dest, group, inv_freq, chunk)
 
 
 def _rotate_in_place(dest: torch.Tensor, start: int, length: int, cos: torch.Tensor,
@@ -206,7 +211,7 @@ def _rotate_in_place(dest: torch.Tensor, start: int, length: int, cos: torch.Ten
 
 
 def _rotate_run(dest: torch.Tensor, run: Sequence[tuple[torch.Tensor, int, int]],
-                inv_freq: tuple[float, ...]) -> None:
+                inv_freq: tuple[float, ...], chunk: int) -> None:
     """Rotate fragments that go back to back into ``dest`` (each δ ≠ 0), in chunks of
     (layer·head blocks) x (positions), from the sources into ``dest``."""
     head_dim = dest.shape[-1]
@@ -217,10 +222,10 @@ def _rotate_run(dest: torch.Tensor, run: Sequence[tuple[torch.Tensor, int, int]]
     sources = [(keys.reshape(-1, keys.shape[2], head_dim), position - start) for keys, position, _ in run]
     cos, sin, _ = _span_tables(inv_freq, tuple((keys.shape[2], delta) for keys, _, delta in run), dest.device)
     blocks_total = out.shape[0]
-    if length * head_dim <= CHUNK_ELEMENTS:
-        blocks, rows = min(blocks_total, CHUNK_ELEMENTS // (length * head_dim)), length
+    if length * head_dim <= chunk:
+        blocks, rows = min(blocks_total, chunk // (length * head_dim)), length
     else:
-        blocks, rows = 1, max(1, CHUNK_ELEMENTS // head_dim)
+        blocks, rows = 1, max(1, chunk // head_dim)
     scratch = torch.empty(2 * blocks * rows * head_dim, dtype=torch.float32, device=dest.device)
     for b0 in range(0, blocks_total, blocks):
         b1 = min(blocks_total, b0 + blocks)

@@ -20,8 +20,10 @@ import numpy as np
 import torch
 
 from realstate.dtypes import storage_dtype
+from realstate.engine import CANONICAL, chunk_probes, chunked
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment
+from realstate.order_value import PATH_PROBES, exact_order_value
 from realstate.render import Rendered, bag_render, canonical_render, naive_render
 from realstate import properties as P
 from spec import Check, ClaimResult, InputError, Outcome
@@ -95,6 +97,18 @@ _RENDERS: dict[str, Callable[..., Rendered]] = {"canonical": canonical_render, "
                                                 "naive": naive_render}
 
 
+def _bits(m: float) -> str:
+    return f"{struct.unpack('<Q', struct.pack('<d', m))[0]:016x}"
+
+
+def _expect_m_on_every_path(rows: _Rows, name: str, expected: str, middle: torch.Tensor) -> None:
+    """m again with each of ``PATH_PROBES``' settings (blocks, gathering, vectorized norm totals):
+    these vectors are too small to take those paths by default."""
+    for probe in PATH_PROBES:
+        setting = ", ".join(f"{k}={v}" for k, v in probe.items())
+        rows.expect("C5", M_CHECK, f"{name} m ({setting})", expected, _bits(exact_order_value(middle, **probe)))
+
+
 def check_known_answers(path: Path | None = None) -> list[ClaimResult]:
     """Recompute every known answer with the product's code: C5 rows for ids, m and keys, a C3
     row for the renders.  Each row fails on any difference and names the vector."""
@@ -124,16 +138,31 @@ def check_known_answers(path: Path | None = None) -> list[ClaimResult]:
         (m_bits,) = struct.unpack("<Q", struct.pack("<d", fragment.order_value))
         rows.expect("C5", ID_CHECK, f"fragment {label} content id", answers["content_id"], fragment.content_id.hex())
         rows.expect("C5", M_CHECK, f"fragment {label} m", answers["m_bits"], f"{m_bits:016x}")
+        _expect_m_on_every_path(rows, f"fragment {label}", answers["m_bits"], fragment.middle_layer_keys())
         rows.expect("C5", KEY_CHECK, f"fragment {label} order key", answers["order_key"], fragment.order_key.hex())
+    for stack in vectors.get("stacks", []):
+        if any(label not in fragments for label in stack["inputs"]):
+            rows.fail("C5", M_CHECK, stack["name"], "an input fragment could not be built")
+            continue
+        middle = torch.cat([fragments[label].middle_layer_keys() for label in stack["inputs"]], dim=1)
+        m_bits = _bits(exact_order_value(middle))
+        rows.expect("C5", M_CHECK, f"{stack['name']} m", stack["answers"]["m_bits"], m_bits)
+        _expect_m_on_every_path(rows, stack["name"], stack["answers"]["m_bits"], middle)
     label_of = {f.content_id: label for label, f in fragments.items()}
     for r in vectors["renders"]:
         if any(label not in fragments for label in r["inputs"]):
             rows.fail("C3", RENDER_CHECK, r["name"], "an input fragment could not be built")
             continue
-        rendered = _RENDERS[r["mode"]]([fragments[label] for label in r["inputs"]], r["base"])
+        inputs = [fragments[label] for label in r["inputs"]]
+        rendered = _RENDERS[r["mode"]](inputs, r["base"])
         layout = [[label_of.get(p.fragment.content_id, p.fragment.content_id.hex()[:12]), p.offset]
                   for p in rendered.layout]
         rows.expect("C3", RENDER_CHECK, f"{r['name']} layout", r["answers"]["layout"], layout)
         rows.expect("C3", RENDER_CHECK, f"{r['name']} digest", r["answers"]["digest"], rendered.digest())
+        head_dim = inputs[0].keys.shape[-1]
+        for elements in chunk_probes(r["answers"]["tokens"], head_dim):  # the large-render path
+            engine = chunked(CANONICAL, elements)
+            rows.expect("C3", RENDER_CHECK, f"{r['name']} digest ({engine.name})", r["answers"]["digest"],
+                        _RENDERS[r["mode"]](inputs, r["base"], engine).digest())
     return rows.results()
 

@@ -33,7 +33,9 @@ def test_the_product_reproduces_every_known_answer():
     rows = check_known_answers()
     assert [(r.claim, r.outcome.value) for r in rows] == [("C5", "holds")] * 3 + [("C3", "holds")]
     assert all(r.part == "realstate" and r.figure.endswith("vectors match") for r in rows)
-    assert sum(int(r.figure.split("/")[1].split()[0]) for r in rows) == 15 + 9 + 9 + 22
+    # ids: 3 fingerprints x 2 + 14 fragments; m: 14 fragments and 3 stacks, each on 4 paths; keys: 14;
+    # renders: 11 layouts + 11 digests x 3 paths
+    assert sum(int(r.figure.split("/")[1].split()[0]) for r in rows) == 20 + 68 + 14 + 44
 
 
 def test_docs_publish_the_generated_tables(vectors):
@@ -78,8 +80,10 @@ def test_a_changed_answer_fails_its_row_and_names_the_vector(tmp_path):
 
     rows = _tampered(tmp_path, flip)
     row = rows["render layouts and digests"]
-    assert row.outcome.value == "fails" and row.figure == "21/22 vectors match"
-    assert row.details["mismatches"][0]["vector"] == "bf16-canonical-nan-unrotated digest"
+    assert row.outcome.value == "fails" and row.figure == "41/44 vectors match"  # each path
+    assert [m["vector"] for m in row.details["mismatches"]] == [
+        "bf16-canonical-nan-unrotated digest", "bf16-canonical-nan-unrotated digest (canonical/chunk=8)",
+        "bf16-canonical-nan-unrotated digest (canonical/chunk=64)"]
     assert all(r.outcome.value == "holds" for name, r in rows.items() if name != "render layouts and digests")
 
 
