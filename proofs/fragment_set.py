@@ -325,6 +325,9 @@ OBLIGATIONS: list[Obligation] = [
     Obligation("c7_same_support_same_state", "C7",
                f"Inv(a,S) and Inv(b,S) imply a = b: same delivered support, same state, {INJ}",
                Result.PROVED, same_support_same_state),
+    Obligation("c7_same_support_needs_injectivity", "C7",
+               "without hash-injectivity, two states with the same support can hold different "
+               "payloads under one id", Result.REFUTED, lambda: same_support_same_state(injective=False)),
     Obligation("c7_bounded_delivery_6", "C7",
                f"two replicas folding up to 6 deliveries each with the same support hold equal "
                f"states, {INJ}", Result.PROVED, bounded_delivery),

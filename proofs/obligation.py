@@ -67,9 +67,10 @@ def premise(label: str, *terms: z3.BoolRef, kept: str = "") -> Premise:
 class Goal:
     """One SMT query: the solver gets the premises' formulas and ``Not(claim)``.
 
-    ``hypotheses`` are the antecedents of the claim (``claim`` is, or contains as a conjunct,
-    ``Implies(hypothesis, ...)``); the vacuity check wants each satisfiable together with the
-    premises.  ``law`` builds the common shape.  ``logic`` is the SMT-LIB logic written into the
+    ``hypotheses`` are the antecedents of the claim, read off it (``claim`` is, or contains as
+    top-level conjuncts, ``Implies(hypothesis, ...)``), never written a second time by hand;
+    the vacuity check wants each satisfiable together with the premises.  ``law`` builds the
+    common shape.  ``logic`` is the SMT-LIB logic written into the
     exported file; ``witness`` turns a model of the negation into readable text.  ``prefer``
     only shapes the counterexample (small ids, plain floats); it never takes part in the
     verdict and is not exported."""
@@ -79,7 +80,10 @@ class Goal:
     logic: str
     witness: Witness = no_witness
     prefer: list[z3.BoolRef] = field(default_factory=list)
-    hypotheses: tuple[z3.BoolRef, ...] = ()
+
+    @property
+    def hypotheses(self) -> tuple[z3.BoolRef, ...]:
+        return tuple(part.arg(0) for part in self.conjuncts() if z3.is_app_of(part, z3.Z3_OP_IMPLIES))
 
     def premise_terms(self, without: Premise | None = None) -> list[z3.BoolRef]:
         return [t for p in self.premises if p is not without for t in p.terms]
@@ -115,7 +119,7 @@ def law(premises: Sequence[Premise], hypotheses: Sequence[z3.BoolRef], conclusio
     if not hypotheses:
         return Goal(premises, conclusion, logic, witness, list(prefer))
     antecedent = z3.And(*hypotheses) if len(hypotheses) > 1 else hypotheses[0]
-    return Goal(premises, z3.Implies(antecedent, conclusion), logic, witness, list(prefer), (antecedent,))
+    return Goal(premises, z3.Implies(antecedent, conclusion), logic, witness, list(prefer))
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,7 @@ def unsigned_order_laws(width: int | None = None) -> Goal:
     x, y, z = z3.BitVecs("x y z", bits)
     laws = [lt_transitive_at(x, y, z), lt_total_at(x, y), le_transitive_at(x, y, z), le_antisymmetric_at(x, y)]
     claim = z3.And(z3.Not(z3.ULT(x, x)), *laws)
-    return Goal([], claim, "QF_BV", hypotheses=tuple(law.arg(0) for law in laws))
+    return Goal([], claim, "QF_BV")
 
 
 # ----------------------------------------------------------------------------- laws
@@ -193,8 +193,7 @@ def ieee_reference_is_strict_total() -> Goal:
         z3.Implies(z3.And(lt(a, b), lt(b, c)), lt(a, c)),
         z3.Implies(a != b, z3.Or(lt(a, b), lt(b, a))),
     )
-    return Goal([], claim, "QF_BVFP", _pattern_witness([a, b, c]), plain_patterns([a, b, c]),
-                hypotheses=(z3.And(lt(a, b), lt(b, c)), a != b))
+    return Goal([], claim, "QF_BVFP", _pattern_witness([a, b, c]), plain_patterns([a, b, c]))
 
 
 def _pattern_frame() -> tuple[z3.BitVecRef, z3.BitVecRef, z3.BitVecRef, z3.BitVecRef]:
@@ -240,8 +239,7 @@ def strict_total_on_distinct(key: Key = full_key) -> Goal:
     premises = [premise("hash-injectivity", *hash_injective([f, g, h])),
                 premise("bvult order laws at the three keys", lt_transitive_at(kf, kg, kh), lt_total_at(kf, kg),
                         kept=ORDER_LAWS_KEPT)]
-    return Goal(premises, claim, "QF_UFBV", fragment_witness([f, g, h]), plain_fragments([f, g, h]),
-                hypotheses=(z3.And(lt(f, g), lt(g, h)), f != g))
+    return Goal(premises, claim, "QF_UFBV", fragment_witness([f, g, h]), plain_fragments([f, g, h]))
 
 
 def naive_is_strict_weak(allow_nan: bool = True) -> Goal:
