@@ -234,12 +234,10 @@ def _rotate_run(dest: torch.Tensor, run: Sequence[tuple[torch.Tensor, int, int]]
             size = (b1 - b0) * (r1 - r0) * head_dim
             x = scratch[:size].view(b1 - b0, r1 - r0, head_dim)
             q = scratch[size:2 * size].view(b1 - b0, r1 - r0, head_dim)
-            parts = [src[b0:b1, max(r0, at) - at:min(r1, at + src.shape[1]) - at]
-                     for src, at in sources if at < r1 and at + src.shape[1] > r0]
-            if len(parts) == 1:
-                x.copy_(parts[0])  # exact widening to float32
-            else:
-                torch.cat(parts, dim=1, out=x)
+            for src, at in sources:  # exact widening to float32, piece by piece (a cat into a
+                lo, hi = max(r0, at), min(r1, at + src.shape[1])  # wider dtype would copy twice)
+                if lo < hi:
+                    x[:, lo - r0:hi - r0].copy_(src[b0:b1, lo - at:hi - at])
             torch.mul(x, sin[r0:r1], out=q)  # [k1·s, k2·s]
             x.mul_(cos[r0:r1])  # [k1·c, k2·c]
             x1, x2 = x.split_with_sizes([half, half], dim=-1)
