@@ -15,14 +15,16 @@ never aliases the render's buffers: decoding cannot write into a render)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
-from transformers import DynamicCache
 
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment
 from spec import InputError
+
+if TYPE_CHECKING:  # imported where a cache is built: the checker renders without transformers
+    from transformers import DynamicCache
 
 
 def fragment_from_cache(cache: Any, fingerprint: Fingerprint, start: int = 0) -> Fragment:
@@ -54,6 +56,8 @@ def cache_from_tensors(keys: torch.Tensor, values: torch.Tensor) -> DynamicCache
     if keys.dim() != 4 or keys.shape != values.shape:
         raise InputError(f"want keys and values of one shape [L, H, T, D], got {tuple(keys.shape)} and "
                          f"{tuple(values.shape)}")
+    from transformers import DynamicCache
+
     cache = DynamicCache()
     for layer in range(keys.shape[0]):
         cache.update(keys[layer].unsqueeze(0), values[layer].unsqueeze(0), layer)
@@ -67,6 +71,8 @@ def batch_cache_from_tensors(keys: Sequence[torch.Tensor], values: Sequence[torc
                                                    for k, v in zip(keys, values)):
         raise InputError(f"want B >= 1 keys and values of one shape [L, H, T, D], got {len(keys)} keys, "
                          f"{len(values)} values of shapes {sorted({tuple(t.shape) for t in (*keys, *values)})}")
+    from transformers import DynamicCache
+
     cache = DynamicCache()
     for layer in range(keys[0].shape[0]):
         cache.update(torch.stack([k[layer] for k in keys]), torch.stack([v[layer] for v in values]), layer)
