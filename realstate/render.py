@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
-from transformers import DynamicCache
 
 from realstate.adapter import cache_from_tensors
 from realstate.engine import CANONICAL, Engine
@@ -22,6 +22,9 @@ from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment, content_id_of
 from realstate.rope import reencode_into, render_keys
 from spec import InputError
+
+if TYPE_CHECKING:  # annotations only: canonmerge check renders without importing transformers
+    from transformers import DynamicCache
 
 
 @dataclass(frozen=True)
