@@ -6,7 +6,8 @@ survived mutation testing, or is a bug of the kind the code is most exposed to (
 conventions, float precision, hashing layout, dedup).  Every entry carries
 
 - ``patches``: what to plant (``audit.Patch``: exact text, must match exactly once);
-- ``quick``: a scoped product command (``--only``, small universes) that catches it in
+- ``quick``: a scoped product command (``--only``, small universes; for realstate the whole replay
+  on two agents, whose checks cost less than its start-up) that catches it in
   seconds — ``tests/test_planted_in_source.py`` and ``tests/test_proofs_planted.py`` run it;
 - ``caught_by``: the (claim, check) rows that must FAIL on that command;
 - ``in_default_tests``: whether the default test run plants it (the rest run with ``-m audit``
@@ -45,6 +46,8 @@ CHECK_C3_RANDOM = ("check", "--only", "C3", "--no-gossip", "--universe", "random
 CHECK_C3_TIES = ("check", "--only", "C3", "--no-gossip", "--universe", "ties", "--max-arity", "3")
 CHECK_ORACLE = ("check", "--only", "render equals the independent oracle", "--no-gossip", "--max-arity", "2")
 CHECK_C3_REDELIVERY = ("check", "--only", "re-deliveries", "--no-gossip", "--max-arity", "2")
+# every realstate case runs the whole (small) replay: its checks take well under a second, the
+# process start-up (torch, transformers) ten, so one command for all means one unpatched control
 REALSTATE = ("realstate", "--agents", "2", "--latent-steps", "0")
 
 ORACLE_ROW = ("C3", "render equals the independent oracle")
@@ -114,20 +117,20 @@ CATALOG: tuple[Curated, ...] = (
             CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
     Curated("first placement not re-encoded (realstate)",
             (Patch(RENDER, DELTA, "p.offset - f.start if reencode and spans else 0"),),
-            (*REALSTATE, "--only", "re-encoding fidelity"), frozenset({FIDELITY}), True),
+            REALSTATE, frozenset({FIDELITY}), True),
     Curated("wrong sign of the re-encoding offset (check)",
             (Patch(RENDER, DELTA, "f.start - p.offset if reencode else 0"),),
             CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
     Curated("wrong sign of the re-encoding offset (realstate)",
             (Patch(RENDER, DELTA, "f.start - p.offset if reencode else 0"),),
-            (*REALSTATE, "--only", "re-encoding fidelity"), frozenset({FIDELITY}), True),
+            REALSTATE, frozenset({FIDELITY}), True),
     # --- survived mutation testing (mutmut against pytest) ------------------------------------------
     Curated("re-encoding offset computed as offset + start",
             (Patch(RENDER, DELTA, "p.offset + f.start if reencode else 0"),),
             CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
     Curated("order statistic read from the last layer",
             (Patch(FRAGMENT, "return self.keys[self.fingerprint.layers // 2]", "return self.keys[-1]"),),
-            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}), True),
+            REALSTATE, frozenset({KNOWN_M}), True),
     Curated("sorted by -m",
             (Patch(FRAGMENT, ORDER_KEY_CALL, "order_key(-self.order_value, self.content_id)"),),
             CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
@@ -136,10 +139,10 @@ CATALOG: tuple[Curated, ...] = (
             CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
     Curated("canonical NaN payload changed",
             (Patch(ORDER_VALUE, "0x7FF8000000000000", "0x7FF8000000000001"),),
-            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}), True),
+            REALSTATE, frozenset({KNOWN_M}), True),
     Curated("content-id header magic changed",
             (Patch(FRAGMENT, 'CONTENT_ID_MAGIC = b"CMFRAG01"', 'CONTENT_ID_MAGIC = b"CMFRAG02"'),),
-            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_IDS}), True),
+            REALSTATE, frozenset({KNOWN_IDS}), True),
     # --- prove: the code (spec) and the encodings (proofs), linked both ways -------------------------
     _prove("proofs key without tie-break",
            [Patch("proofs/ordering.py", ORDER_KEY_PROOFS,
@@ -254,28 +257,28 @@ CATALOG: tuple[Curated, ...] = (
             (Patch(FINGERPRINT, 'return json.dumps(self.to_json(), sort_keys=True, separators=(",", ":"))',
                    'return json.dumps({k: v for k, v in self.to_json().items() if k != "inv_freq_f64"}, '
                    'sort_keys=True, separators=(",", ":"))'),),
-            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_IDS}),
+            REALSTATE, frozenset({KNOWN_IDS}),
             why="two models with different inv_freq would merge as one"),
     Curated("content id hashes the values before the keys",
             (Patch(FRAGMENT, "    h.update(tensor_bytes(keys))\n    h.update(tensor_bytes(values))\n",
                    "    h.update(tensor_bytes(values))\n    h.update(tensor_bytes(keys))\n"),),
-            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_IDS}), why="the canonical encoding's field order"),
+            REALSTATE, frozenset({KNOWN_IDS}), why="the canonical encoding's field order"),
     Curated("content id header omits the start position",
             (Patch(FRAGMENT, "                          layers, heads, tokens, head_dim, start)",
                    "                          layers, heads, tokens, head_dim, 0)"),),
-            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_IDS}),
+            REALSTATE, frozenset({KNOWN_IDS}),
             why="the same tokens encoded at two positions would share an id"),
     Curated("m divided by H*n - 1",
             (Patch(ORDER_VALUE, "    return total / count\n", "    return total / (count - 1)\n"),),
-            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}), why="sample-variance habit in a mean"),
+            REALSTATE, frozenset({KNOWN_M}), why="sample-variance habit in a mean"),
     Curated("fsum replaced by sum",
             (Patch(ORDER_VALUE, "        total = math.fsum(norms.tolist())", "        total = sum(norms.tolist())"),),
-            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}),
+            REALSTATE, frozenset({KNOWN_M}),
             why="a left-to-right float sum: m no longer correctly rounded"),
     Curated("m read from the values",
             (Patch(FRAGMENT, "return self.keys[self.fingerprint.layers // 2]",
                    "return self.values[self.fingerprint.layers // 2]"),),
-            (*REALSTATE, "--only", "C5"), frozenset({KNOWN_M}), why="the order statistic of the wrong tensor"),
+            REALSTATE, frozenset({KNOWN_M}), why="the order statistic of the wrong tensor"),
     Curated("order key from m rounded to float32",
             (Patch(FRAGMENT, ORDER_KEY_CALL,
                    'order_key(struct.unpack("<f", struct.pack("<f", self.order_value))[0], self.content_id)'),),
@@ -294,7 +297,7 @@ CATALOG: tuple[Curated, ...] = (
             (Patch(ENGINE, "    return fingerprint.inv_freq\n",
                    "    return tuple(1.0 / fingerprint.rope_theta ** (2 * i / fingerprint.head_dim)\n"
                    "                 for i in range(fingerprint.head_dim // 2))\n"),),
-            (*REALSTATE, "--only", "re-encoding uses the model's own rotary frequencies"),
+            REALSTATE,
             frozenset({("C8", "re-encoding uses the model's own rotary frequencies")}),
             why="exact textbook frequencies instead of the model's own (bf16-rounded) ones"),
     Curated("merge keeps the right operand's payload on shared ids",
@@ -304,7 +307,7 @@ CATALOG: tuple[Curated, ...] = (
     # --- survivors of the sampled audit, closed ----------------------------------------------------
     Curated("Fragment equality inverted",
             (Patch(FRAGMENT, "other.content_id == self.content_id", "other.content_id != self.content_id"),),
-            (*REALSTATE, "--only", "C2"), frozenset({("C2", "re-delivery leaves the canonical render unchanged")}),
+            REALSTATE, frozenset({("C2", "re-delivery leaves the canonical render unchanged")}),
             True, why="a re-delivered copy must be the same fragment to a library user (==, hash); the sampled "
                       "audit found no part compared two Fragments"),
 )

@@ -116,7 +116,10 @@ def report_error(command: str, exc: BaseException, as_json: bool) -> int:
     return 2
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; with ``only``, the options of that one subcommand alone are
+    loaded (the others keep their name and help).  A command module imports what its options
+    need (z3, numpy, ...), so a run pays only for its own command's imports."""
     parser = _Parser(
         prog="canonmerge",
         description="Order-independent KV-cache merging for multi-agent LLMs, proved and checked.",
@@ -124,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, (module_name, help_text) in {**PART_COMMANDS, **CHECK_COMMANDS, **TOOL_COMMANDS}.items():
         p = sub.add_parser(name, help=help_text, description=help_text)
+        if only is not None and name != only:
+            continue  # never parsed in this run: argparse only reads the chosen subcommand's options
         module = _load(module_name)
         if module is not None:
             module.add_arguments(p)
@@ -179,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str]) -> int:
-    parser = build_parser()
+    # the top-level parser takes no options but -h, so the first word is the subcommand
+    parser = build_parser(only=next((a for a in argv if not a.startswith("-")), ""))
     args = parser.parse_args(argv)
     console = Console(width=None if sys.stdout.isatty() else 140)
     with ProgressPrinter(enabled=True) as progress:

