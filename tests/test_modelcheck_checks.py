@@ -42,6 +42,7 @@ def traces_of(report):
     return [t for r in report.results for t in r.details.get("traces", [])]
 
 
+@pytest.mark.full  # tests/test_modelcheck_cli.py runs the same default on realstate's backend
 def test_the_full_default_run_holds_on_the_reference_backend():
     report = modelcheck.run(REF)
     assert all(r.outcome is Outcome.HOLDS for r in report.results), [

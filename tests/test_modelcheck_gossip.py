@@ -13,6 +13,7 @@ REF = ReferenceBackend()
 TIES = universe("ties")
 
 
+@pytest.mark.full  # the default run of canonmerge check (verify's test) explores the same bounds with symmetry
 def test_default_bounds_are_exhaustive_and_hold():
     r = explore(REF, TIES)  # its time is a figure in docs/RESULTS.md, not a test
     assert r.violation is None and r.exhaustive
