@@ -14,7 +14,27 @@ _EXPORT_ONLY = ("the SMT-LIB logic is only written into files `prove --smt2` exp
                 "solver run by prove never reads it")
 _PREFER = "Goal.prefer only shapes a counterexample (small ids, plain floats); it never takes part in a verdict"
 
+_PROBE_SIZE = ("realstate.engine.chunk_probes picks the chunk sizes verify renders with to drive the chunked "
+               "path: any positive size renders the same bits (the chunked and small paths are the literal "
+               "formula term for term), so another size changes which rows share a chunk, not the render")
+
 EQUIVALENT: dict[str, str] = {
+    "realstate/engine.py:74:operator_number:497d4a12": _PROBE_SIZE,
+    "realstate/engine.py:74:operator_number:fb605f22": _PROBE_SIZE,
+    "realstate/engine.py:74:operator_swap_op:2c5272b1": _PROBE_SIZE,
+    "realstate/engine.py:74:operator_swap_op:61c6a345": _PROBE_SIZE,
+    "realstate/engine.py:74:operator_swap_op:84f4fc4f": _PROBE_SIZE,
+    "proofs/ordering.py:267:operator_swap_op:898989f4":
+        "the guard raises a clear TypeError when spec returns something other than a 64-bit word; with 'or' a "
+        "word of another width passes it and the equality on the next line raises z3's sort mismatch instead: "
+        "prove fails either way, and never on the correct code",
+    "realstate/fragment.py:31:operator_swap_op:8532bb8f":
+        "tensor_bytes moves a non-CPU tensor to the CPU first; on this CPU-only machine every tensor is already "
+        "there, so the inverted test changes nothing verify can run (on a CUDA machine the GPU replay's content "
+        "ids would crash: that is the device check docs/RESULTS.md asks for)",
+    "proofs/render.py:328:operator_number:4eda4022":
+        "c3_sorted_unique_without_tiebreak at N = 3 instead of 2: still refuted (equal-m fragments exist at any "
+        "N >= 2), the same verdict",
     "proofs/ordering.py:36:operator_number:3da6244d": _BITVEC_MOD,
     "proofs/ordering.py:36:operator_number:c2116454": _BITVEC_MOD,
     "proofs/ordering.py:36:operator_swap_op:d0e075e2": _BITVEC_MOD,
@@ -62,6 +82,12 @@ EQUIVALENT: dict[str, str] = {
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
+    "realstate/fragment.py:67:operator_number:1dac4f18":
+        "Fragment.from_cache's default start=0: every product caller passes start, so a changed default only "
+        "reaches library users who rely on it; verify builds no fragment through the default",
+    "realstate/render.py:78:operator_number:b17666fe":
+        "layout()'s default base=0: every product caller passes base, so a changed default only reaches library "
+        "users (render_layout's default was removed for the same reason; this one was left)",
     "proofs/render.py:240:operator_if_exp:62623b3a":
         "c3_sorted_unique_without_tiebreak is refuted whatever the order: with an uninterpreted order and only "
         "hash-injectivity it is refuted too, so the row does not show that the *key's* ties are what breaks "

@@ -174,6 +174,14 @@ RENDERS: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     ("f32-bag", "bag", ("F", "E"), 2),
     ("f16-canonical-base0", "canonical", ("H", "I"), 0),
     ("f16-canonical-base777", "canonical", ("I", "H"), 777),
+    # the last position a render may use is max_positions - 1: A, B, C hold 7 tokens
+    ("bf16-canonical-ends-at-the-last-position", "canonical", ("A", "B", "C"), MAX_POSITIONS - 7),
+)
+
+# renders the definition refuses: a position past max_positions - 1 (name, mode, labels, base)
+REFUSED: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
+    ("bf16-canonical-one-position-past-the-end", "canonical", ("A", "B", "C"), MAX_POSITIONS - 6),
+    ("bf16-bag-one-position-past-the-end", "bag", ("C", "A"), MAX_POSITIONS - 3),
 )
 
 
@@ -267,6 +275,14 @@ def generate() -> dict[str, Any]:
                 "digest": result.digest,
             },
         })
+    refused = []
+    for name, mode, labels, base in REFUSED:
+        tokens = sum(data[label].shape[2] for label in labels)
+        if base + tokens <= MAX_POSITIONS:
+            raise AssertionError(f"{name} fits: it is not a refusal vector")
+        refused.append({"name": name, "mode": mode, "inputs": list(labels), "base": base,
+                        "answers": {"refused": f"positions {base}..{base + tokens - 1} pass the last position "
+                                               f"{MAX_POSITIONS - 1}"}})
     return {
         "format": VECTORS_FORMAT,
         "version": VECTORS_VERSION,
@@ -275,6 +291,7 @@ def generate() -> dict[str, Any]:
         "fragments": fragments,
         "stacks": stacks,
         "renders": renders,
+        "refused": refused,
     }
 
 
@@ -318,6 +335,11 @@ def markdown(vectors: dict[str, Any]) -> str:
         layout = " ".join(f"{label}@{offset}" for label, offset in a["layout"])
         lines.append(f"| {r['name']} | {r['mode']} | {' '.join(r['inputs'])} | {r['base']} | {layout} | "
                      f"`{a['digest']}` |")
+    lines += ["", "### Refused renders", "", "A render must not place a token past the fingerprint's last position "
+              f"({MAX_POSITIONS - 1}): these must be refused (an input error), not rendered.", "",
+              "| name | mode | inputs (in order) | base | why |", "|---|---|---|---|---|"]
+    for r in vectors["refused"]:
+        lines.append(f"| {r['name']} | {r['mode']} | {' '.join(r['inputs'])} | {r['base']} | {r['answers']['refused']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -164,5 +164,16 @@ def check_known_answers(path: Path | None = None) -> list[ClaimResult]:
             engine = chunked(CANONICAL, elements)
             rows.expect("C3", RENDER_CHECK, f"{r['name']} digest ({engine.name})", r["answers"]["digest"],
                         _RENDERS[r["mode"]](inputs, r["base"], engine).digest())
+    for r in vectors.get("refused", []):
+        if any(label not in fragments for label in r["inputs"]):
+            rows.fail("C3", RENDER_CHECK, r["name"], "an input fragment could not be built")
+            continue
+        try:
+            rendered = _RENDERS[r["mode"]]([fragments[label] for label in r["inputs"]], r["base"])
+        except InputError:
+            rows.expect("C3", RENDER_CHECK, r["name"], "refused", "refused")
+            continue
+        rows.fail("C3", RENDER_CHECK, r["name"], f"rendered {rendered.tokens} tokens from base {r['base']}: "
+                  f"must be refused ({r['answers']['refused']})")
     return rows.results()
 

@@ -34,8 +34,8 @@ def test_the_product_reproduces_every_known_answer():
     assert [(r.claim, r.outcome.value) for r in rows] == [("C5", "holds")] * 3 + [("C3", "holds")]
     assert all(r.part == "realstate" and r.figure.endswith("vectors match") for r in rows)
     # ids: 3 fingerprints x 2 + 14 fragments; m: 14 fragments and 3 stacks, each on 4 paths; keys: 14;
-    # renders: 11 layouts + 11 digests x 3 paths
-    assert sum(int(r.figure.split("/")[1].split()[0]) for r in rows) == 20 + 68 + 14 + 44
+    # renders: 12 layouts + 12 digests x 3 paths + 2 refusals
+    assert sum(int(r.figure.split("/")[1].split()[0]) for r in rows) == 20 + 68 + 14 + 50
 
 
 def test_docs_publish_the_generated_tables(vectors):
@@ -80,7 +80,7 @@ def test_a_changed_answer_fails_its_row_and_names_the_vector(tmp_path):
 
     rows = _tampered(tmp_path, flip)
     row = rows["render layouts and digests"]
-    assert row.outcome.value == "fails" and row.figure == "41/44 vectors match"  # each path
+    assert row.outcome.value == "fails" and row.figure == "47/50 vectors match"  # each path
     assert [m["vector"] for m in row.details["mismatches"]] == [
         "bf16-canonical-nan-unrotated digest", "bf16-canonical-nan-unrotated digest (canonical/chunk=8)",
         "bf16-canonical-nan-unrotated digest (canonical/chunk=64)"]
@@ -108,3 +108,13 @@ def test_unreadable_or_foreign_vector_files_are_input_errors(tmp_path):
     (tmp_path / "other.json").write_text('{"format": "something else"}', encoding="utf-8")
     with pytest.raises(InputError, match="not a canonmerge-known-answer-vectors file"):
         load_vectors(tmp_path / "other.json")
+
+
+def test_a_render_past_the_last_position_must_be_refused(tmp_path):
+    def widen(data):  # pretend the refused render were allowed: the product still refuses it
+        data["refused"][0]["base"] -= 1  # now it fits: rendering it is not a refusal
+
+    rows = _tampered(tmp_path, widen)
+    row = rows["render layouts and digests"]
+    assert row.outcome.value == "fails"
+    assert row.details["mismatches"][0]["vector"] == "bf16-canonical-one-position-past-the-end"
