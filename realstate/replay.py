@@ -32,7 +32,8 @@ from realstate.fidelity import FidelityRow, placement_fidelity
 from realstate.fragment import Fragment
 from realstate.models import LoadedModel, load_checkpoint, load_named, load_seeded, model_inv_freq
 from realstate.order_value import reference_order_value
-from realstate.render import Placement, Rendered, bag_render, canonical_render, layout, render_layout
+from realstate.render import (Placement, Rendered, bag_merge, bag_render, canonical_merge, canonical_render, layout,
+                              naive_concat, naive_render, render_layout)
 from realstate.settings import ReplaySettings
 from realstate.mutants import engine_named
 from spec import (Check, ClaimResult, InputError, Outcome, PartReport, Progress, Table, exit_code_for, no_progress,
@@ -425,12 +426,15 @@ def c3_oracle(r: Replay) -> ClaimResult:
         if mismatches := compare_render(mode, r.fragments, base, engine, limit=3):
             failures.append({"mode": mode, "base": base, "engine": engine.name,
                              "first": [str(m) for m in mismatches]})
-    checked = len(fragments) + len(r.rendered) + len(cases)
+    api = _public_api_mismatches(r)
+    failures += api
+    checked = len(fragments) + len(r.rendered) + len(cases) + len(PUBLIC_API)
     return P.ORACLE.tally(checked, len(failures), "fragments and renders", time.perf_counter() - started,
                           figure=f"{checked - len(failures)}/{checked} equal: {len(fragments)} fragments' "
                                  f"ids, m and keys; {len(r.rendered)} distinct renders of {r.renders}; "
                                  f"{len(cases)} full-set renders (canonical, bag, naive at base 0 and "
-                                 f"{ORACLE_BASE}, each on the small and both chunked paths)",
+                                 f"{ORACLE_BASE}, each on the small and both chunked paths); "
+                                 f"{len(PUBLIC_API)} DynamicCache API calls with their defaults",
                           failures=failures[:5])
 
 
@@ -472,6 +476,24 @@ def control_bag(r: Replay) -> ClaimResult:
     inner = c4_bag_order(_control(r, r.engine, [r.fragments[0], r.fragments[0].copy()]))
     return P.CONTROL_BAG.holds_if(_caught(inner), f"one fragment twice: {inner.outcome.value}, exit "
                                   f"{exit_code_for([inner])} ({inner.figure})", time.perf_counter() - started)
+
+
+PUBLIC_API = (("canonical", canonical_merge, canonical_render), ("bag", bag_merge, bag_render),
+              ("naive", naive_concat, naive_render))
+
+
+def _public_api_mismatches(r: Replay) -> list[dict[str, Any]]:
+    """The library's DynamicCache API with its defaults (base 0, and ``Fragment.from_cache``'s
+    start 0) holds the render the oracle checks at base 0: read back as a fragment, the cache has
+    the content id of that render packaged at base 0."""
+    found = []
+    for mode, api, render in PUBLIC_API:
+        back = Fragment.from_cache(api(r.fragments), r.lm.fingerprint).content_id
+        want = render(r.fragments).as_fragment().content_id
+        if back != want:
+            found.append({"api": api.__name__, "first": [f"cache read back as {back.hex()[:16]}, the base-0 "
+                                                         f"{mode} render is {want.hex()[:16]}"]})
+    return found
 
 
 def known_answer(check: Check) -> Callable[[Replay], ClaimResult]:
