@@ -18,7 +18,38 @@ _PROBE_SIZE = ("realstate.engine.chunk_probes picks the chunk sizes verify rende
                "path: any positive size renders the same bits (the chunked and small paths are the literal "
                "formula term for term), so another size changes which rows share a chunk, not the render")
 
+_DISPLAY = ("only what a row prints or its JSON details (a figure, a count's key name, a default seconds "
+            "value, rounding of seconds): no outcome and no exit code reads it")
+_ONLY_SELECTION = ("spec.registered with a claim id, or across parts, is read only by `canonmerge claims` (display) "
+                   "and by --only (filtered again by each part's own check table): prove, check and realstate run "
+                   "the same checks with the same verdicts")
+_ONE_DEVICE = ("the gather-on-one-device step: with every fragment on the CPU, the inverted test moves tensors to "
+               "the device they are already on, a no-op (a CUDA machine is needed to tell)")
+
 EQUIVALENT: dict[str, str] = {
+    "spec/claims.py:87:operator_number:883afe03": _DISPLAY,
+    "spec/claims.py:101:operator_number:87892206": _DISPLAY,
+    "spec/claims.py:122:operator_number:a9daff20": _DISPLAY,
+    "spec/claims.py:127:operator_number:b37d6f9e": _DISPLAY,
+    "spec/claims.py:134:operator_if_exp:3287fd25": _DISPLAY,
+    "spec/claims.py:134:operator_if_exp:78849e3c": _DISPLAY,
+    "spec/claims.py:134:operator_keywords:aea44d55": _DISPLAY,
+    "spec/claims.py:136:operator_swap_op:efffcd67": _DISPLAY,
+    "spec/claims.py:145:operator_swap_op:06953e44": _DISPLAY,
+    "spec/claims.py:147:operator_number:564ab3b4": _DISPLAY,
+    "spec/claims.py:170:operator_keywords:6281ee65": _ONLY_SELECTION,
+    "spec/claims.py:170:operator_swap_op:72b1d4c8": _ONLY_SELECTION,
+    "spec/claims.py:170:operator_swap_op:e19abd99": _ONLY_SELECTION,
+    "realstate/render.py:105:operator_swap_op:9f093efd": _ONE_DEVICE,
+    "realstate/render.py:110:operator_keywords:6122efb8":
+        "the batched re-encoding skipped for the per-fragment one: both are the literal formula term for term, "
+        "and verify renders through both (realstate.engine.PER_FRAGMENT), so the bytes are the same",
+    "spec/fragment_set.py:26:operator_number:2fda3295":
+        "the seed of the 'shuffled' iteration order: any seed is a shuffle; the correct render passes under "
+        "every order",
+    "spec/ids.py:16:operator_swap_op:ec4329a7":
+        "input validation of content ids (wrong type or length): only invalid input reaches it, which verify "
+        "never builds; tests/test_spec_*.py test the rejections",
     "realstate/engine.py:74:operator_number:497d4a12": _PROBE_SIZE,
     "realstate/engine.py:74:operator_number:fb605f22": _PROBE_SIZE,
     "realstate/engine.py:74:operator_swap_op:2c5272b1": _PROBE_SIZE,
@@ -82,6 +113,24 @@ EQUIVALENT: dict[str, str] = {
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
+    "spec/claims.py:179:operator_keywords:2d6796c9":
+        "select_checks' --only matching: verify runs every check and never --only, so a wrong selection is "
+        "invisible to it (tests/test_claim_registry.py covers --only)",
+    "spec/claims.py:180:operator_remove_unary_ops:b81b9fb3":
+        "select_checks' refusal of an --only that selects nothing: never reached by verify (pytest covers it)",
+    "spec/claims.py:195:operator_number:17c2cc81":
+        "exit code 2 when a part reports nothing: every verify part reports rows, so this branch never runs",
+    "spec/claims.py:199:operator_number:0c5ded4b":
+        "exit code 2 for a part not built (e.g. a device absent): verify on the CPU builds every part",
+    "spec/fragment_set.py:104:operator_swap_op:984a79ef":
+        "FragmentSet's 'arrival' iteration mode (a checker setting that keeps a forgotten sort from hiding behind "
+        "id order): on the correct render every mode passes, so verify cannot see the mode changed; the planted "
+        "sort-skipping bugs in tests/test_planted_in_source.py show what it is for",
+    "spec/fragment_set.py:106:operator_swap_op:e50d1b2d":
+        "FragmentSet's 'shuffled' iteration mode: as the arrival mode, invisible on the correct render",
+    "spec/laws.py:36:operator_swap_op:1ce7486b":
+        "inflation tested as a <= a|b OR b <= a|b: a weaker law predicate is invisible on a correct merge; "
+        "tests/test_spec_fragment_set.py drives the predicates with broken merges",
     "realstate/fragment.py:67:operator_number:1dac4f18":
         "Fragment.from_cache's default start=0: every product caller passes start, so a changed default only "
         "reaches library users who rely on it; verify builds no fragment through the default",

@@ -72,3 +72,13 @@ def chunk_probes(tokens: int, head_dim: int) -> tuple[int, int]:
     positions (with more than two (layer, head) blocks): a chunk of two positions (every run
     longer than that is split by rows) and one of two whole blocks (runs are batched by blocks)."""
     return 2 * head_dim, 2 * tokens * head_dim
+
+
+def _reencode_each(dest: torch.Tensor, keys: torch.Tensor, delta: int, inv_freq: Sequence[float]) -> None:
+    """``reencode_into`` under another name: it has no batched twin, so a render with it takes
+    render_layout's per-fragment path (the one engines with their own re-encoding take)."""
+    reencode_into(dest, keys, delta, inv_freq)
+
+
+# the correct mechanics through render_layout's per-fragment path: verify renders with it too
+PER_FRAGMENT = replace(CANONICAL, name="canonical/per-fragment", reencode=_reencode_each)

@@ -27,7 +27,7 @@ from realstate.activations import LayerActivations, layer_activations
 from realstate.agents import DEFAULT_QUESTION, AgentRun, run_agents
 from realstate.continuation import Continuation, greedy_continue, greedy_continue_many
 from realstate.dtypes import raw_bits
-from realstate.engine import CANONICAL, Engine, chunk_probes, chunked
+from realstate.engine import CANONICAL, PER_FRAGMENT, Engine, chunk_probes, chunked
 from realstate.fidelity import FidelityRow, placement_fidelity
 from realstate.fragment import Fragment
 from realstate.models import LoadedModel, load_checkpoint, load_named, load_seeded, model_inv_freq
@@ -419,7 +419,8 @@ def c3_oracle(r: Replay) -> ClaimResult:
             failures.append({"n": n, "digest": digest[:16],
                              "first": [str(m) for m in mismatches] or ["the render is not deterministic"]})
     tokens = sum(f.tokens for f in r.fragments)
-    engines = [r.engine, *(chunked(r.engine, n) for n in chunk_probes(tokens, r.fragments[0].keys.shape[-1]))]
+    engines = [r.engine, *(chunked(r.engine, n) for n in chunk_probes(tokens, r.fragments[0].keys.shape[-1])),
+               PER_FRAGMENT]
     cases = [(mode, base, engine) for mode in ("canonical", "bag", "naive") for base in (0, ORACLE_BASE)
              for engine in engines]
     for mode, base, engine in cases:
@@ -433,7 +434,7 @@ def c3_oracle(r: Replay) -> ClaimResult:
                           figure=f"{checked - len(failures)}/{checked} equal: {len(fragments)} fragments' "
                                  f"ids, m and keys; {len(r.rendered)} distinct renders of {r.renders}; "
                                  f"{len(cases)} full-set renders (canonical, bag, naive at base 0 and "
-                                 f"{ORACLE_BASE}, each on the small and both chunked paths); "
+                                 f"{ORACLE_BASE}, each on the small path, both chunked paths and the per-fragment path); "
                                  f"{len(PUBLIC_API)} DynamicCache API calls with their defaults",
                           failures=failures[:5])
 
