@@ -147,6 +147,8 @@ FRAGMENTS: tuple[FragmentSpec, ...] = (
                  key_specials=_middle_rows(((0x6E00, 0x0400, 0, 0x0001), (0, 0, 0, 0))),
                  why="middle row [6144, 2^-14, 0, 2^-24]: squares 2.25·2^24 + 2^-28 (half an ulp) + "
                      "2^-48: the float16 form of the same rounding boundary"),
+    FragmentSpec("O", "bfloat16", 2, 3, 25, 26, key_specials=(((2, 1, 1, 2), 0x7F80),),
+                 why="+inf in a key of the middle layer (and no NaN): m is +inf"),
 )
 
 FRAGMENTS_BY_LABEL = {spec.label: spec for spec in FRAGMENTS}
