@@ -37,6 +37,12 @@ _UNREACHED_BOUND = ("a safety bound no input reaches (rows of 2^40 values, 4200 
                     "equal bound changes nothing")
 
 EQUIVALENT: dict[str, str] = {
+    "realstate/render.py:167:operator_number:0838a5d0":
+        "naive_concat's default base: the naive render re-encodes nothing, so its bytes do not depend on the "
+        "base, and the base is not part of the DynamicCache it returns",
+    "realstate/order_value.py:57:operator_number:a4cd0307":
+        "m's shape check also refusing head_dim 1: no RoPE geometry has an odd head_dim (the rotation pairs "
+        "the two halves), so no valid fragment is refused",
     "realstate/order_value.py:41:operator_number:4ac05d37": _BLOCKS,
     "realstate/order_value.py:41:operator_number:a407fd6d": _BLOCKS,
     "realstate/order_value.py:41:operator_swap_op:d8ef9393": _BLOCKS + " (1 >> 16 = 0 gives one row per block)",
