@@ -36,7 +36,17 @@ _COPY = ("scratch_is_input: whether the exact sum may overwrite its input or wor
 _UNREACHED_BOUND = ("a safety bound no input reaches (rows of 2^40 values, 4200 extraction levels): a larger or "
                     "equal bound changes nothing")
 
+_PESSIMISTIC = ("a change to the storage-format table that only makes the plain-sum exactness test more "
+                "pessimistic (a smaller exponent read, more mantissa bits assumed, or float32 tested too): more "
+                "rows take the exact path, and that path gives the same bits")
+
 EQUIVALENT: dict[str, str] = {
+    "realstate/order_value.py:149:operator_number:6147cc7b": _PESSIMISTIC,
+    "realstate/order_value.py:150:operator_number:015f9860": _PESSIMISTIC,
+    "realstate/order_value.py:151:operator_name:30851ce8": _PESSIMISTIC,
+    "realstate/rope.py:36:operator_number:071f8317":
+        "_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
+        "one hold the same values",
     "realstate/render.py:167:operator_number:0838a5d0":
         "naive_concat's default base: the naive render re-encodes nothing, so its bytes do not depend on the "
         "base, and the base is not part of the DynamicCache it returns",
@@ -153,6 +163,9 @@ EQUIVALENT: dict[str, str] = {
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
+    "realstate/rope.py:253:operator_swap_op:e0443f3c":
+        "reencode_into refusing 2-D keys [n, D]: the library accepts them, but every product caller passes "
+        "[L, H, n, D], so verify never calls it with two dimensions",
     "realstate/order_value.py:83:operator_swap_op:44cdbc71":
         "BLOCK_ELEMENTS / dim (a float): harmless while a fragment has fewer rows than BLOCK_ELEMENTS / D, "
         "which holds for every input verify builds; a real-size middle layer (16,000 rows at D = 128) would "

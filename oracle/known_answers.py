@@ -149,6 +149,15 @@ FRAGMENTS: tuple[FragmentSpec, ...] = (
                      "2^-48: the float16 form of the same rounding boundary"),
     FragmentSpec("O", "bfloat16", 2, 3, 25, 26, key_specials=(((2, 1, 1, 2), 0x7F80),),
                  why="+inf in a key of the middle layer (and no NaN): m is +inf"),
+    FragmentSpec("P", "bfloat16", 2, 0, 27, 28, key_specials=(((2, 0, 0, 1), 0x7F80), ((2, 1, 1, 3), 0x7FC0)),
+                 why="+inf in the middle layer's first key vector and a NaN in its last: NaN wins (m is the "
+                     "canonical NaN), also when the rows are taken a few at a time and the inf comes first"),
+    FragmentSpec("Q", "bfloat16", 1, 0, 29, 30,
+                 key_specials=_middle_rows(((0x3FC0, 0x3280, 0x2F80, 0x2F80), (0, 0, 0, 0))),
+                 why="middle row [1.5, 2^-26, 2^-32, 2^-32] with no zero in it: squares 2.25 + 2^-52 + "
+                     "2^-63, half an ulp above 2.25 plus a little, whose plain float64 sum is not exact; "
+                     "the smallest element is large enough that a too-optimistic exactness test would "
+                     "take the plain sum"),
 )
 
 FRAGMENTS_BY_LABEL = {spec.label: spec for spec in FRAGMENTS}
