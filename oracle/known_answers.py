@@ -153,11 +153,11 @@ FRAGMENTS: tuple[FragmentSpec, ...] = (
                  why="+inf in the middle layer's first key vector and a NaN in its last: NaN wins (m is the "
                      "canonical NaN), also when the rows are taken a few at a time and the inf comes first"),
     FragmentSpec("Q", "bfloat16", 1, 0, 29, 30,
-                 key_specials=_middle_rows(((0x3FC0, 0x3280, 0x2F80, 0x2F80), (0, 0, 0, 0))),
-                 why="middle row [1.5, 2^-26, 2^-32, 2^-32] with no zero in it: squares 2.25 + 2^-52 + "
-                     "2^-63, half an ulp above 2.25 plus a little, whose plain float64 sum is not exact; "
-                     "the smallest element is large enough that a too-optimistic exactness test would "
-                     "take the plain sum"),
+                 key_specials=_middle_rows(((0x3FC0, 0x2F80, 0x3280, 0x2F80), (0x2F80, 0x3280, 0x2F80, 0x3FC0))),
+                 why="middle rows [1.5, 2^-32, 2^-26, 2^-32] and [2^-32, 2^-26, 2^-32, 1.5], no zero in them: "
+                     "squares 2.25 + 2^-52 + 2^-63, half an ulp above 2.25 plus a little, which a pairwise "
+                     "float64 sum in these orders rounds down; the smallest element is large enough that a "
+                     "too-optimistic exactness test would keep that plain sum"),
 )
 
 FRAGMENTS_BY_LABEL = {spec.label: spec for spec in FRAGMENTS}
