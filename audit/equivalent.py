@@ -163,6 +163,10 @@ EQUIVALENT: dict[str, str] = {
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
+    "realstate/render.py:113:operator_number:119dcf1a":
+        "the per-fragment path reading the dtype from sources[1]: the same dtype whenever there are two or more "
+        "fragments (one fingerprint), but a one-fragment render through that path would fail; verify renders "
+        "the per-fragment path with the full set only",
     "realstate/rope.py:253:operator_swap_op:e0443f3c":
         "reencode_into refusing 2-D keys [n, D]: the library accepts them, but every product caller passes "
         "[L, H, n, D], so verify never calls it with two dimensions",
