@@ -15,8 +15,24 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 PACKAGES = ("spec", "proofs", "modelcheck", "realstate", "canonmerge", "audit", "oracle")
+
+
+class Launcher(Protocol):
+    def run(self, args: Sequence[str], cwd: Path, env: dict[str, str],
+            timeout: float | None = None) -> subprocess.CompletedProcess[str]: ...
+
+
+# how ``ScratchCopy.run`` starts the command: None is a fresh interpreter (the product's audit);
+# the test suite installs an ``audit.warm.WarmLauncher`` so runs skip re-importing torch
+_launcher: Launcher | None = None
+
+
+def use_launcher(launcher: Launcher | None) -> None:
+    global _launcher
+    _launcher = launcher
 
 
 class PatchError(ValueError):
@@ -91,6 +107,8 @@ class ScratchCopy:
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
         """``python -m canonmerge ARGS`` on the copy (after checking the copy is what gets imported)."""
         self.check_imported()
+        if _launcher is not None:
+            return _launcher.run(args, self.root, self.env(env), timeout)
         return subprocess.run([sys.executable, "-m", "canonmerge", *args], cwd=self.root,
                               env=self.env(env), capture_output=True, text=True, timeout=timeout)
 

@@ -20,6 +20,23 @@ def pytest_configure(config):
     import torch
 
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    # Scratch-copy runs of the product's command line (about 40 in the default run) fork from a
+    # zygote that has imported torch, transformers and z3 once (audit.warm): a tiny
+    # `canonmerge realstate` is about 1 s of work after 8 s of imports. The child still imports
+    # the copy's own code; CANONMERGE_TEST_FRESH=1 runs each in a fresh interpreter instead.
+    if not os.environ.get("CANONMERGE_TEST_FRESH"):
+        from audit.scratch import use_launcher
+        from audit.warm import WarmLauncher
+
+        use_launcher(WarmLauncher())
+
+
+def pytest_unconfigure(config):
+    from audit import scratch
+
+    launcher, scratch._launcher = scratch._launcher, None
+    if launcher is not None:
+        launcher.close()
 
 
 # Files whose tests each take seconds (product processes, default-size runs), heaviest first.
