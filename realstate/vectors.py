@@ -19,14 +19,14 @@ from typing import Any
 import numpy as np
 import torch
 
+from realstate import properties as P
 from realstate.dtypes import storage_dtype
 from realstate.engine import CANONICAL, chunk_probes, chunked
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment
 from realstate.order_value import PATH_PROBES, exact_order_value
 from realstate.render import Rendered, bag_render, canonical_render, naive_render
-from realstate import properties as P
-from spec import Check, ClaimResult, InputError, Outcome
+from spec import Check, ClaimResult, InputError
 
 VECTORS_FORMAT = "canonmerge-known-answer-vectors"
 
@@ -101,6 +101,16 @@ def _bits(m: float) -> str:
     return f"{struct.unpack('<Q', struct.pack('<d', m))[0]:016x}"
 
 
+def _inputs(rows: _Rows, claim: str, check: Check, entry: dict[str, Any],
+            fragments: dict[str, Fragment]) -> list[Fragment] | None:
+    """The entry's input fragments, or None after a failing row when one could not be built
+    (its own rows already say why)."""
+    if any(label not in fragments for label in entry["inputs"]):
+        rows.fail(claim, check, entry["name"], "an input fragment could not be built")
+        return None
+    return [fragments[label] for label in entry["inputs"]]
+
+
 def _expect_m_on_every_path(rows: _Rows, name: str, expected: str, middle: torch.Tensor) -> None:
     """m again with each of ``PATH_PROBES``' settings (blocks, gathering, vectorized norm totals):
     these vectors are too small to take those paths by default."""
@@ -141,19 +151,16 @@ def check_known_answers(path: Path | None = None) -> list[ClaimResult]:
         _expect_m_on_every_path(rows, f"fragment {label}", answers["m_bits"], fragment.middle_layer_keys())
         rows.expect("C5", KEY_CHECK, f"fragment {label} order key", answers["order_key"], fragment.order_key.hex())
     for stack in vectors.get("stacks", []):
-        if any(label not in fragments for label in stack["inputs"]):
-            rows.fail("C5", M_CHECK, stack["name"], "an input fragment could not be built")
+        if (stacked := _inputs(rows, "C5", M_CHECK, stack, fragments)) is None:
             continue
-        middle = torch.cat([fragments[label].middle_layer_keys() for label in stack["inputs"]], dim=1)
+        middle = torch.cat([f.middle_layer_keys() for f in stacked], dim=1)
         m_bits = _bits(exact_order_value(middle))
         rows.expect("C5", M_CHECK, f"{stack['name']} m", stack["answers"]["m_bits"], m_bits)
         _expect_m_on_every_path(rows, stack["name"], stack["answers"]["m_bits"], middle)
     label_of = {f.content_id: label for label, f in fragments.items()}
     for r in vectors["renders"]:
-        if any(label not in fragments for label in r["inputs"]):
-            rows.fail("C3", RENDER_CHECK, r["name"], "an input fragment could not be built")
+        if (inputs := _inputs(rows, "C3", RENDER_CHECK, r, fragments)) is None:
             continue
-        inputs = [fragments[label] for label in r["inputs"]]
         rendered = _RENDERS[r["mode"]](inputs, r["base"])
         layout = [[label_of.get(p.fragment.content_id, p.fragment.content_id.hex()[:12]), p.offset]
                   for p in rendered.layout]
@@ -165,11 +172,10 @@ def check_known_answers(path: Path | None = None) -> list[ClaimResult]:
             rows.expect("C3", RENDER_CHECK, f"{r['name']} digest ({engine.name})", r["answers"]["digest"],
                         _RENDERS[r["mode"]](inputs, r["base"], engine).digest())
     for r in vectors.get("refused", []):
-        if any(label not in fragments for label in r["inputs"]):
-            rows.fail("C3", RENDER_CHECK, r["name"], "an input fragment could not be built")
+        if (inputs := _inputs(rows, "C3", RENDER_CHECK, r, fragments)) is None:
             continue
         try:
-            rendered = _RENDERS[r["mode"]]([fragments[label] for label in r["inputs"]], r["base"])
+            rendered = _RENDERS[r["mode"]](inputs, r["base"])
         except InputError:
             rows.expect("C3", RENDER_CHECK, r["name"], "refused", "refused")
             continue

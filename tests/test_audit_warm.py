@@ -51,7 +51,8 @@ def test_a_run_past_its_timeout_is_killed_and_the_zygote_goes_on(launcher, tmp_p
 
 
 def test_an_uncaught_exception_prints_a_traceback_and_exits_1(launcher, tmp_path):
-    copy = ScratchCopy(tmp_path / "copy").apply(Patch("canonmerge/__main__.py", "SystemExit(main())", "SystemExit(mian())"))
+    copy = ScratchCopy(tmp_path / "copy").apply(
+        Patch("canonmerge/__main__.py", "SystemExit(main())", "SystemExit(mian())"))
     out = launcher.run(("--help",), copy.root, copy.env(), timeout=120)
     assert out.returncode == 1 and "NameError" in out.stderr and "Traceback" in out.stderr
 
