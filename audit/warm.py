@@ -5,7 +5,8 @@ again (about 8 s of a 9 s ``canonmerge realstate`` on the tiny replay is importi
 The child is the product's own command line, run from the scratch copy's source: the zygote
 (``audit/zygote.py``) refuses to start if preloading imported any module of the project, and the
 child gets the copy's ``PYTHONPATH``, working directory and environment.  What it shares with its
-siblings is third-party code only, already imported.  Used by the test suite
+siblings is third-party code only, already imported -- so an environment variable that torch or
+transformers reads while being imported keeps the zygote's value.  Used by the test suite
 (``tests/conftest.py``); ``canonmerge audit`` keeps fresh interpreters."""
 
 from __future__ import annotations
