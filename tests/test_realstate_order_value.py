@@ -349,3 +349,9 @@ def test_planted_bugs_in_m_and_in_the_rotation_fail_canonmerge_realstate(tmp_pat
               for r in part["results"] if r["outcome"] == "fails"}
     assert ("C5", "order key equals the exact reference") in failed
     assert ("C8", "re-encoding fidelity") in failed
+
+
+@pytest.mark.parametrize("shape", [(2, 0, 4), (2, 3, 0), (3, 4), (1, 2, 3, 4)])
+def test_keys_that_are_not_h_n_d_with_n_d_at_least_1_are_refused_naming_the_shape(shape):
+    with pytest.raises(ValueError, match=r"want middle-layer keys \[H, n, D\] with n, D >= 1, got shape"):
+        exact_order_value(torch.zeros(shape, dtype=torch.bfloat16))
