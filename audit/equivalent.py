@@ -40,7 +40,38 @@ _PESSIMISTIC = ("a change to the storage-format table that only makes the plain-
                 "pessimistic (a smaller exponent read, more mantissa bits assumed, or float32 tested too): more "
                 "rows take the exact path, and that path gives the same bits")
 
+_PROBES = ("a PATH_PROBES setting: probes only choose which exact path computes m (how many rows share a block, "
+           "where the vectorized norm total starts), and every path gives the same bits, so another value cannot "
+           "change m; it changes which path verify's few vectors drive")
+_UNREAD_F32 = ("float32's exponent fields in the plain-sum table: float32 keys never take the plain-sum test "
+               "(check_plain_sums=False), so these fields are never read")
+_MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit lies below the exponent field, and "
+                 "the shift that follows drops it, so the field read is the same")
+
 EQUIVALENT: dict[str, str] = {
+    "realstate/order_value.py:121:operator_number:17f59e1d":
+        "reshape(1, -2) instead of reshape(1, -1): numpy takes any negative size as the one unknown dimension "
+        "(numpy 2.4), so the same [1, count] array",
+    "realstate/order_value.py:165:operator_number:d52728ff":
+        "the plain-sum test accepting a lowest square bit of e - 53 (not e - 52): still sound, since the squares "
+        "are >= 0, so every partial sum is at most the estimate (< 2^e) and, a multiple of 2^(e-53) below 2^e, "
+        "has at most 53 bits: no addition rounds; the plain sum is exact and m has the same bits",
+    "realstate/order_value.py:118:operator_if_exp:09e77268": _PATH_CHOICE + " (the fsum_norms_up_to override ignored)",
+    "realstate/order_value.py:128:operator_number:837c4749": _PROBES,
+    "realstate/order_value.py:129:operator_number:6e2c30de": _PROBES,
+    "realstate/order_value.py:130:operator_number:cfade2d8": _PROBES,
+    "realstate/order_value.py:130:operator_number:fd4aac88": _PROBES,
+    "realstate/order_value.py:149:operator_name:881c6ba6": _PESSIMISTIC,
+    "realstate/order_value.py:149:operator_number:44456bd6": _PESSIMISTIC,
+    "realstate/order_value.py:149:operator_number:779241d3": _MASK_LOW_BIT,
+    "realstate/order_value.py:149:operator_number:a0b929a0": _PESSIMISTIC,
+    "realstate/order_value.py:150:operator_name:ae109e74": _PESSIMISTIC,
+    "realstate/order_value.py:150:operator_number:243385e5": _MASK_LOW_BIT,
+    "realstate/order_value.py:150:operator_number:c2edacce": _PESSIMISTIC,
+    "realstate/order_value.py:151:operator_number:2549eca2": _UNREAD_F32,
+    "realstate/order_value.py:151:operator_number:5fd0d139": _UNREAD_F32,
+    "realstate/order_value.py:151:operator_number:73a2ca2b": _UNREAD_F32,
+    "realstate/order_value.py:151:operator_number:c1e2c324": _UNREAD_F32,
     "realstate/order_value.py:149:operator_number:6147cc7b": _PESSIMISTIC,
     "realstate/order_value.py:150:operator_number:015f9860": _PESSIMISTIC,
     "realstate/order_value.py:151:operator_name:30851ce8": _PESSIMISTIC,

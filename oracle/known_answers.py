@@ -158,6 +158,23 @@ FRAGMENTS: tuple[FragmentSpec, ...] = (
                      "squares 2.25 + 2^-52 + 2^-63, half an ulp above 2.25 plus a little, which a pairwise "
                      "float64 sum in these orders rounds down; the smallest element is large enough that a "
                      "too-optimistic exactness test would keep that plain sum"),
+    FragmentSpec("R", "bfloat16", 1, 0, 31, 32,
+                 key_specials=_middle_rows(((0x3FC0, 0x2E80, 0x3280, 0x2E80), (0x2E80, 0x3280, 0x2E80, 0x3FC0))),
+                 why="Q with 2^-34 for 2^-32 (squares 2.25 + 2^-52 + 2^-67): the smallest exponent field, 93, is "
+                     "1 modulo 4, the case where an exponent read shifted the wrong way in 16 bits wraps to a "
+                     "large positive field and the plain sum, which rounds, is kept"),
+    FragmentSpec("S", "bfloat16", 1, 0, 33, 34,
+                 key_specials=_middle_rows(((0x0A40, 0x0001, 0x0001, 0), (0x0001, 0x0A40, 0, 0x0001))),
+                 why="middle rows [1.5·2^-107, 2^-133, 2^-133, 0] and a reordering: the subnormal 2^-133 squared "
+                     "is 2^-266, a quarter of the last place of 2.25·2^-214, so each added alone is a tie rounded "
+                     "away while the exact sum keeps both; an exactness test that reads a subnormal's exponent "
+                     "as the smallest normal's keeps the plain sum"),
+    FragmentSpec("T", "bfloat16", 1, 0, 35, 36,
+                 key_specials=_middle_rows(((0x5336, 0x4981, 0x4981, 0x4980), (0x4981, 0x5336, 0x4980, 0x4981))),
+                 why="middle rows [1.421875·2^39, 1.0078125·2^20 (twice), 2^20] and a reordering: large keys whose "
+                     "squares end at 2^26, half the last place of the sum (2^27), so each is a tie the plain sum "
+                     "rounds away; every element is above 2^7, where an exactness test that scales the exponent "
+                     "by 3 instead of 2 (squaring) is too optimistic"),
 )
 
 FRAGMENTS_BY_LABEL = {spec.label: spec for spec in FRAGMENTS}
