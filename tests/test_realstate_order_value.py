@@ -355,3 +355,11 @@ def test_planted_bugs_in_m_and_in_the_rotation_fail_canonmerge_realstate(tmp_pat
 def test_keys_that_are_not_h_n_d_with_n_d_at_least_1_are_refused_naming_the_shape(shape):
     with pytest.raises(ValueError, match=r"want middle-layer keys \[H, n, D\] with n, D >= 1, got shape"):
         exact_order_value(torch.zeros(shape, dtype=torch.bfloat16))
+
+
+@pytest.mark.parametrize("array", [np.ones(3), np.ones((2, 2, 2)), np.ones((2, 3), dtype=np.float32)])
+def test_the_exact_row_sum_refuses_anything_but_a_2d_float64_array(array):
+    from realstate.order_value import correctly_rounded_row_sums
+
+    with pytest.raises(ValueError, match="want a 2-D float64 array"):
+        correctly_rounded_row_sums(array)
