@@ -225,10 +225,6 @@ GAPS: dict[str, str] = {
     "realstate/rope.py:253:operator_swap_op:e0443f3c":
         "reencode_into refusing 2-D keys [n, D]: the library accepts them, but every product caller passes "
         "[L, H, n, D], so verify never calls it with two dimensions",
-    "realstate/order_value.py:83:operator_swap_op:44cdbc71":
-        "BLOCK_ELEMENTS / dim (a float): harmless while a fragment has fewer rows than BLOCK_ELEMENTS / D, "
-        "which holds for every input verify builds; a real-size middle layer (16,000 rows at D = 128) would "
-        "crash in range(). The probes pass block_rows and so bypass the default block",
     "spec/claims.py:179:operator_keywords:2d6796c9":
         "select_checks' --only matching: verify runs every check and never --only, so a wrong selection is "
         "invisible to it (tests/test_claim_registry.py covers --only)",

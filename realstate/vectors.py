@@ -111,12 +111,20 @@ def _inputs(rows: _Rows, claim: str, check: Check, entry: dict[str, Any],
     return [fragments[label] for label in entry["inputs"]]
 
 
+# m of the key vectors repeated this many times is m itself (the exact total and the count both
+# scale by a power of two), and with it every vector set fills several default-size blocks
+TILES = 1 << 12
+
+
 def _expect_m_on_every_path(rows: _Rows, name: str, expected: str, middle: torch.Tensor) -> None:
     """m again with each of ``PATH_PROBES``' settings (blocks, gathering, vectorized norm totals):
-    these vectors are too small to take those paths by default."""
+    these vectors are too small to take those paths by default; and on the vectors tiled ``TILES``
+    times with the default settings, the path a real-size middle layer takes."""
     for probe in PATH_PROBES:
         setting = ", ".join(f"{k}={v}" for k, v in probe.items())
         rows.expect("C5", M_CHECK, f"{name} m ({setting})", expected, _bits(exact_order_value(middle, **probe)))
+    rows.expect("C5", M_CHECK, f"{name} m (tiled {TILES}x, default blocks)", expected,
+                _bits(exact_order_value(middle.repeat(1, TILES, 1))))
 
 
 def check_known_answers(path: Path | None = None) -> list[ClaimResult]:
