@@ -191,9 +191,6 @@ EQUIVALENT: dict[str, str] = {
     "realstate/order_value.py:83:operator_number:3603fe4d":
         "block = min(count, max(2, ...)) instead of max(1, ...): only the block size of an exact, row-wise "
         "computation changes (rows never span blocks' results), so m has the same bits",
-    "realstate/order_value.py:102:operator_name:8f3b1c71":
-        "scratch_is_input=False only makes correctly_rounded_row_sums copy its input instead of reusing it: "
-        "the same sums",
     "realstate/order_value.py:197:operator_swap_op:c8696ff5":
         "len(levels) >= _MAX_LEVELS in a guard that cannot fire (each level takes >= 12 bits off, 4200 levels "
         "are never reached)",
@@ -218,10 +215,6 @@ GAPS: dict[str, str] = {
     "realstate/order_value.py:57:operator_number:80f33b44": _EMPTY_AXIS,
     "realstate/order_value.py:57:operator_swap_op:116a7f83": _WRONG_RANK,
     "realstate/order_value.py:57:operator_swap_op:88c41015": _EMPTY_AXIS,
-    "realstate/render.py:113:operator_number:119dcf1a":
-        "the per-fragment path reading the dtype from sources[1]: the same dtype whenever there are two or more "
-        "fragments (one fingerprint), but a one-fragment render through that path would fail; verify renders "
-        "the per-fragment path with the full set only",
     "realstate/rope.py:253:operator_swap_op:e0443f3c":
         "reencode_into refusing 2-D keys [n, D]: the library accepts them, but every product caller passes "
         "[L, H, n, D], so verify never calls it with two dimensions",
@@ -243,12 +236,6 @@ GAPS: dict[str, str] = {
     "spec/laws.py:36:operator_swap_op:1ce7486b":
         "inflation tested as a <= a|b OR b <= a|b: a weaker law predicate is invisible on a correct merge; "
         "tests/test_spec_fragment_set.py drives the predicates with broken merges",
-    "realstate/fragment.py:67:operator_number:1dac4f18":
-        "Fragment.from_cache's default start=0: every product caller passes start, so a changed default only "
-        "reaches library users who rely on it; verify builds no fragment through the default",
-    "realstate/render.py:78:operator_number:b17666fe":
-        "layout()'s default base=0: every product caller passes base, so a changed default only reaches library "
-        "users (render_layout's default was removed for the same reason; this one was left)",
     "proofs/render.py:240:operator_if_exp:62623b3a":
         "c3_sorted_unique_without_tiebreak is refuted whatever the order: with an uninterpreted order and only "
         "hash-injectivity it is refuted too, so the row does not show that the *key's* ties are what breaks "

@@ -31,13 +31,33 @@ from realstate.engine import CANONICAL, PER_FRAGMENT, Engine, chunk_probes, chun
 from realstate.fidelity import FidelityRow, placement_fidelity
 from realstate.fragment import Fragment
 from realstate.models import LoadedModel, load_checkpoint, load_named, load_seeded, model_inv_freq
-from realstate.order_value import reference_order_value
-from realstate.render import (Placement, Rendered, bag_merge, bag_render, canonical_merge, canonical_render, layout,
-                              naive_concat, naive_render, render_layout)
-from realstate.settings import ReplaySettings
 from realstate.mutants import engine_named
-from spec import (Check, ClaimResult, InputError, Outcome, PartReport, Progress, Table, exit_code_for, no_progress,
-                  order_key)
+from realstate.order_value import reference_order_value
+from realstate.render import (
+    Placement,
+    Rendered,
+    bag_merge,
+    bag_render,
+    canonical_merge,
+    canonical_render,
+    layout,
+    naive_concat,
+    naive_render,
+    render_layout,
+)
+from realstate.settings import ReplaySettings
+from spec import (
+    Check,
+    ClaimResult,
+    InputError,
+    Outcome,
+    PartReport,
+    Progress,
+    Table,
+    exit_code_for,
+    no_progress,
+    order_key,
+)
 from spec.fragment_set import iteration_order
 
 # Renders decoded together in one batch: at most this many bytes of rendered keys and values
@@ -421,21 +441,27 @@ def c3_oracle(r: Replay) -> ClaimResult:
     tokens = sum(f.tokens for f in r.fragments)
     engines = [r.engine, *(chunked(r.engine, n) for n in chunk_probes(tokens, r.fragments[0].keys.shape[-1])),
                PER_FRAGMENT]
-    cases = [(mode, base, engine) for mode in ("canonical", "bag", "naive") for base in (0, ORACLE_BASE)
-             for engine in engines]
-    for mode, base, engine in cases:
-        if mismatches := compare_render(mode, r.fragments, base, engine, limit=3):
-            failures.append({"mode": mode, "base": base, "engine": engine.name,
+    # the full set and its first fragment alone (a path that reads a second fragment breaks there)
+    cases = [(mode, base, engine, subset) for mode in ("canonical", "bag", "naive") for base in (0, ORACLE_BASE)
+             for engine in engines for subset in (r.fragments, r.fragments[:1])]
+    for mode, base, engine, subset in cases:
+        try:
+            mismatches = compare_render(mode, subset, base, engine, limit=3)
+        except (IndexError, ValueError, RuntimeError, TypeError) as exc:  # a crash is a mismatch, named
+            mismatches = [f"the render raised {type(exc).__name__}: {exc}"]
+        if mismatches:
+            failures.append({"mode": mode, "base": base, "engine": engine.name, "fragments": len(subset),
                              "first": [str(m) for m in mismatches]})
     api = _public_api_mismatches(r)
     failures += api
-    checked = len(fragments) + len(r.rendered) + len(cases) + len(PUBLIC_API)
+    checked = len(fragments) + len(r.rendered) + len(cases) + len(PUBLIC_API) + 1
     return P.ORACLE.tally(checked, len(failures), "fragments and renders", time.perf_counter() - started,
                           figure=f"{checked - len(failures)}/{checked} equal: {len(fragments)} fragments' "
                                  f"ids, m and keys; {len(r.rendered)} distinct renders of {r.renders}; "
-                                 f"{len(cases)} full-set renders (canonical, bag, naive at base 0 and "
-                                 f"{ORACLE_BASE}, each on the small path, both chunked paths and the per-fragment path); "
-                                 f"{len(PUBLIC_API)} DynamicCache API calls with their defaults",
+                                 f"{len(cases)} renders of the full set and of one fragment (canonical, bag, "
+                                 f"naive at base 0 and {ORACLE_BASE}, each on the small path, both chunked paths "
+                                 f"and the per-fragment path); {len(PUBLIC_API) + 1} library calls with their "
+                                 f"defaults (the three DynamicCache renders, layout)",
                           failures=failures[:5])
 
 
@@ -486,7 +512,7 @@ PUBLIC_API = (("canonical", canonical_merge, canonical_render), ("bag", bag_merg
 def _public_api_mismatches(r: Replay) -> list[dict[str, Any]]:
     """The library's DynamicCache API with its defaults (base 0, and ``Fragment.from_cache``'s
     start 0) holds the render the oracle checks at base 0: read back as a fragment, the cache has
-    the content id of that render packaged at base 0."""
+    the content id of that render packaged at base 0; and ``layout``'s default base is 0."""
     found = []
     for mode, api, render in PUBLIC_API:
         back = Fragment.from_cache(api(r.fragments), r.lm.fingerprint).content_id
@@ -494,6 +520,13 @@ def _public_api_mismatches(r: Replay) -> list[dict[str, Any]]:
         if back != want:
             found.append({"api": api.__name__, "first": [f"cache read back as {back.hex()[:16]}, the base-0 "
                                                          f"{mode} render is {want.hex()[:16]}"]})
+    offsets, at = [], 0
+    for f in r.fragments:
+        offsets.append(at)
+        at += f.tokens
+    if [p.offset for p in layout(r.fragments)] != offsets:
+        found.append({"api": "layout", "first": [f"default layout offsets {[p.offset for p in layout(r.fragments)]}, "
+                                                 f"want {offsets} (base 0)"]})
     return found
 
 
