@@ -45,10 +45,29 @@ _PROBES = ("a PATH_PROBES setting: probes only choose which exact path computes 
            "change m; it changes which path verify's few vectors drive")
 _UNREAD_F32 = ("float32's exponent fields in the plain-sum table: float32 keys never take the plain-sum test "
                "(check_plain_sums=False), so these fields are never read")
+_WIDER_SIGMA = ("a larger spread M in the extraction's sigma = 2^(e+M): a larger sigma only coarsens the level's grid "
+                "(the q still sum exactly, the remainders shrink by at least 2^(52-M) per level), so the exact "
+                "sum and its one rounding are the same; 2,000 adversarial rows (audit3 ovdiff) agree")
 _MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit lies below the exponent field, and "
                  "the shift that follows drops it, so the field read is the same")
 
 EQUIVALENT: dict[str, str] = {
+    "realstate/order_value.py:250:operator_number:f89da55e":
+        "shifts clamped at 1 instead of 0: a shift is positive for every row with a nonzero lower level, and a row "
+        "whose lower levels are all zero has accumulator 0, which any shift leaves 0 with no sticky bit",
+    "realstate/order_value.py:251:operator_number:eba1bf52":
+        "shifts clamped at 64 instead of 63: below the top the accumulator is under 2^55 in magnitude, and numpy "
+        "defines int64 shifts by 64 as full shifts (x >> 64 is 0 or -1, x << 64 is 0), so high, the sticky bit "
+        "and the sum are what a shift by 63 gives",
+    "realstate/order_value.py:190:operator_number:7493ebee": _WIDER_SIGMA + " (spread at least 1)",
+    "realstate/order_value.py:190:operator_swap_op:62d30026": _WIDER_SIGMA + " ((length + 1).bit_length() >= M)",
+    "realstate/order_value.py:186:operator_number:b2bc74a8":
+        "the first level's sigma one binade larger (2^(e+3)): still above twice the row sum, and the final "
+        "accumulator still holds at least 2^57 > 2^54 when the sum is inexact, so round to odd gives the same bits",
+    "realstate/order_value.py:193:operator_number:d28a8d81":
+        "level 1's sigma halved (2^(k0-54+M)): the level-0 remainders are at most half a grid step, 2^(k0-54), "
+        "so n of them still sum to at most sigma and every level-1 sum stays exact",
+    "realstate/order_value.py:195:operator_number:2589836e": _PATH_CHOICE + " (rows_left from the row length)",
     "realstate/order_value.py:165:operator_swap_op:7c5dcf9b": _PESSIMISTIC + " (e + 52: almost no row is plain)",
     "realstate/order_value.py:165:operator_swap_op:f2326ee7": _PESSIMISTIC + " (> instead of >=)",
     "realstate/order_value.py:169:operator_name:f9b513eb":
@@ -209,6 +228,16 @@ _WRONG_RANK = ("m's shape check no longer refusing keys that are not [H, n, D]: 
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
+    "realstate/order_value.py:190:operator_number:d7f4fdcf":
+        "the spread one too small for rows of 2^j + 1 values: safe at level 1 (remainders are at most half a grid "
+        "step) but not proven for later levels of short rows; no difference found on 2,000 adversarial rows, and "
+        "no known-answer vector targets it",
+    "realstate/order_value.py:199:operator_swap_op:28aa98db":
+        "a level's largest remainder taken as max(r) instead of max|r|: wrong only if some level's remainders of a "
+        "row are all negative with different sizes; not proven impossible, not found on 2,000 adversarial rows",
+    "realstate/order_value.py:221:operator_number:55afe91a":
+        "sigma doubled at every level: the extraction stays exact by the same bounds, but numpy warns of an "
+        "invalid integer cast on some adversarial rows (every result still matched); not proven equivalent",
     "realstate/order_value.py:175:operator_swap_op:d21049ea":
         "correctly_rounded_row_sums refusing only arrays that are both not 2-D and not float64: every caller "
         "passes a 2-D float64 array, so verify cannot see it; tests/test_realstate_order_value.py pins the refusal",

@@ -175,6 +175,11 @@ FRAGMENTS: tuple[FragmentSpec, ...] = (
                      "squares end at 2^26, half the last place of the sum (2^27), so each is a tie the plain sum "
                      "rounds away; every element is above 2^7, where an exactness test that scales the exponent "
                      "by 3 instead of 2 (squaring) is too optimistic"),
+    FragmentSpec("U", "bfloat16", 1, 0, 37, 38,
+                 key_specials=_middle_rows(((0x3FC0, 0x3280, 0, 0), (0, 0x3FC0, 0x3280, 0))),
+                 why="M without its subnormal tail: squares 2.25 + 2^-52, exactly half an ulp above 2.25, a tie "
+                     "that the exact sum rounds to even (down); the 2^-52 lies in a lower extraction level and "
+                     "no bit of it is dropped, so a sticky bit set anyway would round it up"),
 )
 
 FRAGMENTS_BY_LABEL = {spec.label: spec for spec in FRAGMENTS}
