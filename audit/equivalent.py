@@ -48,10 +48,22 @@ _UNREAD_F32 = ("float32's exponent fields in the plain-sum table: float32 keys n
 _WIDER_SIGMA = ("a larger spread M in the extraction's sigma = 2^(e+M): a larger sigma only coarsens the level's grid "
                 "(the q still sum exactly, the remainders shrink by at least 2^(52-M) per level), so the exact "
                 "sum and its one rounding are the same; 2,000 adversarial rows (audit3 ovdiff) agree")
+_CHUNK_SIZE = ("realstate.rope.CHUNK_ELEMENTS: where a render leaves the small path for the chunked one and how many "
+               "elements a chunk holds; both paths are the literal formula term for term (verify renders through "
+               "both, engine.chunked), so another size changes the work, not a byte")
+_TABLE_CACHE = ("_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
+                "one hold the same values")
 _MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit lies below the exponent field, and "
                  "the shift that follows drops it, so the field read is the same")
 
 EQUIVALENT: dict[str, str] = {
+    "realstate/rope.py:34:operator_number:3dc384a2": _CHUNK_SIZE,
+    "realstate/rope.py:34:operator_number:f8e7f653": _CHUNK_SIZE,
+    "realstate/rope.py:36:operator_number:9eda7764": _TABLE_CACHE,
+    "realstate/rope.py:36:operator_swap_op:fbb1b248": _TABLE_CACHE + " (1 >> 14 = 0: nothing is cached)",
+    "realstate/rope.py:86:operator_number:c5391e03":
+        "_runs' end sentinel (1, 0) instead of (0, 0): its delta 0 closes the last run before its length is "
+        "added, so only the unused final position changes",
     "realstate/order_value.py:250:operator_number:f89da55e":
         "shifts clamped at 1 instead of 0: a shift is positive for every row with a nonzero lower level, and a row "
         "whose lower levels are all zero has accumulator 0, which any shift leaves 0 with no sticky bit",
