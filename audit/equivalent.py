@@ -51,12 +51,28 @@ _WIDER_SIGMA = ("a larger spread M in the extraction's sigma = 2^(e+M): a larger
 _CHUNK_SIZE = ("realstate.rope.CHUNK_ELEMENTS: where a render leaves the small path for the chunked one and how many "
                "elements a chunk holds; both paths are the literal formula term for term (verify renders through "
                "both, engine.chunked), so another size changes the work, not a byte")
+_RENDER_PATH = ("a threshold that picks the small or the chunked render path (or ignores the chunk_elements override): "
+                "both paths are the literal formula term for term and verify checks each against the oracle, so "
+                "the bytes are the same whichever path a render takes")
 _TABLE_CACHE = ("_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
                 "one hold the same values")
 _MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit lies below the exponent field, and "
                  "the shift that follows drops it, so the field read is the same")
 
 EQUIVALENT: dict[str, str] = {
+    "realstate/rope.py:34:operator_swap_op:e1a66908": _CHUNK_SIZE + " (1 >> 19 = 0: every render chunked, a row at a time)",
+    "realstate/rope.py:103:operator_if_exp:84468763":
+        "_span_tables concatenating a single part instead of making it contiguous: torch.cat of one tensor is a "
+        "copy with the same values",
+    "realstate/rope.py:113:operator_number:0ce3229f": _TABLE_CACHE,
+    "realstate/rope.py:113:operator_swap_op:3113f2ad": _TABLE_CACHE,
+    "realstate/rope.py:113:operator_swap_op:895f93e3": _TABLE_CACHE,
+    "realstate/rope.py:113:operator_swap_op:9d478e00": _TABLE_CACHE,
+    "realstate/rope.py:142:operator_if_exp:c27da2a8": _RENDER_PATH,
+    "realstate/rope.py:143:operator_swap_op:2ddbadfb": _RENDER_PATH,
+    "realstate/rope.py:143:operator_swap_op:6fcdb19a": _RENDER_PATH,
+    "realstate/rope.py:143:operator_swap_op:c7f2234c": _RENDER_PATH,
+    "realstate/rope.py:143:operator_swap_op:fff42bfe": _RENDER_PATH,
     "realstate/rope.py:34:operator_number:3dc384a2": _CHUNK_SIZE,
     "realstate/rope.py:34:operator_number:f8e7f653": _CHUNK_SIZE,
     "realstate/rope.py:36:operator_number:9eda7764": _TABLE_CACHE,
