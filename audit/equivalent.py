@@ -60,7 +60,8 @@ _MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit
                  "the shift that follows drops it, so the field read is the same")
 
 EQUIVALENT: dict[str, str] = {
-    "realstate/rope.py:34:operator_swap_op:e1a66908": _CHUNK_SIZE + " (1 >> 19 = 0: every render chunked, a row at a time)",
+    "realstate/rope.py:34:operator_swap_op:e1a66908":
+        _CHUNK_SIZE + " (1 >> 19 = 0: every render chunked, a row at a time)",
     "realstate/rope.py:103:operator_if_exp:84468763":
         "_span_tables concatenating a single part instead of making it contiguous: torch.cat of one tensor is a "
         "copy with the same values",
