@@ -54,12 +54,26 @@ _CHUNK_SIZE = ("realstate.rope.CHUNK_ELEMENTS: where a render leaves the small p
 _RENDER_PATH = ("a threshold that picks the small or the chunked render path (or ignores the chunk_elements override): "
                 "both paths are the literal formula term for term and verify checks each against the oracle, so "
                 "the bytes are the same whichever path a render takes")
+_GROUPING = ("_write_spans' grouping of back-to-back moved pieces: in a render the pieces always lie back to back, "
+             "so the changed test only splits a run into smaller groups (each rotated alone, the same bytes) or "
+             "keeps grouping pieces that are adjacent anyway")
 _TABLE_CACHE = ("_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
                 "one hold the same values")
 _MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit lies below the exponent field, and "
                  "the shift that follows drops it, so the field read is the same")
 
 EQUIVALENT: dict[str, str] = {
+    "realstate/rope.py:171:operator_if_exp:8fd4ccb4": _RENDER_PATH,
+    "realstate/rope.py:172:operator_swap_op:64bf363d": _RENDER_PATH,
+    "realstate/rope.py:189:operator_number:5e5572b8": _GROUPING,
+    "realstate/rope.py:189:operator_number:63ed2b30": _GROUPING + " (a delta-0 piece is still copied, not grouped)",
+    "realstate/rope.py:189:operator_number:7d5f5a0c": _GROUPING,
+    "realstate/rope.py:189:operator_swap_op:4296ae36": _GROUPING,
+    "realstate/rope.py:189:operator_swap_op:a782ff82": _GROUPING,
+    "realstate/rope.py:189:operator_swap_op:b37311de": _GROUPING,
+    "realstate/rope.py:204:operator_if_exp:b6a22673":
+        "_rotate_in_place narrowing even when the region is the whole tensor: a narrow over the full length is a "
+        "view of the same elements",
     "realstate/rope.py:34:operator_swap_op:e1a66908":
         _CHUNK_SIZE + " (1 >> 19 = 0: every render chunked, a row at a time)",
     "realstate/rope.py:103:operator_if_exp:84468763":
@@ -253,10 +267,16 @@ _EMPTY_AXIS = ("m's shape check weakened for an empty token or head axis: such k
 _WRONG_RANK = ("m's shape check no longer refusing keys that are not [H, n, D]: every product caller passes the middle "
                "layer's [H, n, D], so verify cannot see it; pytest pins the refusal")
 
+_SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destination (shape, dtype, position), "
+               "weakened: every product caller passes pieces that fit, so verify cannot see it; "
+               "tests/test_realstate_fragment_render.py pins the refusal")
+
 # Survivors that are NOT equivalent: gaps left open, each with why (docs/RESULTS.md lists them).
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
+    "realstate/rope.py:166:operator_swap_op:f0fbb311": _SPAN_CHECK,
+    "realstate/rope.py:167:operator_swap_op:e7e29a40": _SPAN_CHECK,
     "realstate/order_value.py:258:operator_swap_op:dceb0976":
         "the lower levels subtracted instead of added for gathered rows: a real bug, but those levels sit 50+ bits "
         "below the result's last place, so it changes m only for a row sum within about 2^-50 of a rounding tie "

@@ -441,9 +441,12 @@ def c3_oracle(r: Replay) -> ClaimResult:
     tokens = sum(f.tokens for f in r.fragments)
     engines = [r.engine, *(chunked(r.engine, n) for n in chunk_probes(tokens, r.fragments[0].keys.shape[-1])),
                PER_FRAGMENT]
-    # the full set and its first fragment alone (a path that reads a second fragment breaks there)
+    # the full set and its first fragment alone (a path that reads a second fragment breaks there),
+    # then layouts the agents' fragments never form (_layout_probes), on every path
     cases = [(mode, base, engine, subset) for mode in ("canonical", "bag", "naive") for base in (0, ORACLE_BASE)
              for engine in engines for subset in (r.fragments, r.fragments[:1])]
+    cases += [("bag", base, engine, probe) for probe in _layout_probes(r.fragments) for base in (0, ORACLE_BASE)
+              for engine in engines]
     for mode, base, engine, subset in cases:
         try:
             mismatches = compare_render(mode, subset, base, engine, limit=3)
@@ -458,11 +461,27 @@ def c3_oracle(r: Replay) -> ClaimResult:
     return P.ORACLE.tally(checked, len(failures), "fragments and renders", time.perf_counter() - started,
                           figure=f"{checked - len(failures)}/{checked} equal: {len(fragments)} fragments' "
                                  f"ids, m and keys; {len(r.rendered)} distinct renders of {r.renders}; "
-                                 f"{len(cases)} renders of the full set and of one fragment (canonical, bag, "
-                                 f"naive at base 0 and {ORACLE_BASE}, each on the small path, both chunked paths "
-                                 f"and the per-fragment path); {len(PUBLIC_API) + 1} library calls with their "
-                                 f"defaults (the three DynamicCache renders, layout)",
+                                 f"{len(cases)} renders of the full set, of one fragment and of two probe "
+                                 f"layouts (canonical, bag, naive at base 0 and {ORACLE_BASE}, each on the small "
+                                 f"path, both chunked paths and the per-fragment path); {len(PUBLIC_API) + 1} "
+                                 f"library calls with their defaults (the three DynamicCache renders, layout)",
                           failures=failures[:5])
+
+
+def _layout_probes(fragments: Sequence[Fragment]) -> list[list[Fragment]]:
+    """Bag layouts the agents' fragments do not form, built from their bytes (at base 0):
+    a fragment that lands on its own start (delta 0, so copied untouched, and holding -0 keys that a
+    rotation by 0 would turn into +0) between two that move; and one fragment longer than the
+    head dimension (a path that mixes up the token and head axes shows there)."""
+    first, second, third = (list(fragments) * 3)[:3]
+    kept_keys = first.keys.clone() if second is first else second.keys.clone()
+    kept_keys.view(-1)[::5] = -0.0
+    moved = Fragment(first.fingerprint, first.start + 7, first.keys, first.values)
+    kept = Fragment(second.fingerprint, first.tokens, kept_keys, second.values)
+    last = Fragment(third.fingerprint, 0, third.keys, third.values)
+    head_dim, total = first.keys.shape[-1], sum(f.tokens for f in fragments)
+    long = bag_render(list(fragments) * (head_dim // total + 1)).as_fragment()
+    return [[moved, kept, last], [long]]
 
 
 def _control(r: Replay, engine: Engine, fragments: Sequence[Fragment] | None = None) -> Replay:

@@ -289,3 +289,17 @@ def test_rotation_tables_are_cached_per_delta_and_left_untouched_by_renders():
         assert torch.equal(cached, table)
         cos, sin = rotation_tables(inv_freq, d)
         assert torch.equal(cached[0, 0], cos) and torch.equal(cached[1, 0], sin)
+
+
+@pytest.mark.parametrize("keys, position, why", [
+    (torch.zeros((2, 3, 4, 8), dtype=torch.bfloat16), 0, "shape: another head count"),
+    (torch.zeros((2, 2, 4, 8), dtype=torch.float32), 0, "dtype: float32 into bfloat16"),
+    (torch.zeros((2, 2, 4, 8), dtype=torch.bfloat16), 3, "position: runs past the end"),
+    (torch.zeros((2, 2, 4, 8), dtype=torch.bfloat16), -1, "position: before the start"),
+])
+def test_reencode_spans_refuses_pieces_that_do_not_fit_the_destination(keys, position, why):
+    from realstate.rope import reencode_spans
+
+    dest = torch.zeros((2, 2, 6, 8), dtype=torch.bfloat16)
+    with pytest.raises(ValueError, match="do not fit the destination"):
+        reencode_spans(dest, [(keys, position, 1)], [1.0, 0.5, 0.25, 0.125])
