@@ -57,12 +57,22 @@ _RENDER_PATH = ("a threshold that picks the small or the chunked render path (or
 _GROUPING = ("_write_spans' grouping of back-to-back moved pieces: in a render the pieces always lie back to back, "
              "so the changed test only splits a run into smaller groups (each rotated alone, the same bytes) or "
              "keeps grouping pieces that are adjacent anyway")
+_CHUNK_SHAPE = ("_rotate_run's chunk shape (how many layer-head blocks and positions one float32 scratch holds, and "
+                "how large that scratch is): each chunk is rotated by the same formula from the sources, so another "
+                "shape or a larger scratch changes the work, not a byte")
 _TABLE_CACHE = ("_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
                 "one hold the same values")
 _MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit lies below the exponent field, and "
                  "the shift that follows drops it, so the field read is the same")
 
 EQUIVALENT: dict[str, str] = {
+    "realstate/rope.py:225:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
+    "realstate/rope.py:226:operator_swap_op:6911331f":
+        _CHUNK_SHAPE + " (chunk // (length / D) >= D^2 exceeds layers x kv heads in every geometry here, so min() "
+        "still returns the integer block count)",
+    "realstate/rope.py:228:operator_number:22090cfb": _CHUNK_SHAPE,
+    "realstate/rope.py:228:operator_number:94986d77": _CHUNK_SHAPE,
+    "realstate/rope.py:229:operator_number:d3d1f301": _CHUNK_SHAPE,
     "realstate/rope.py:171:operator_if_exp:8fd4ccb4": _RENDER_PATH,
     "realstate/rope.py:172:operator_swap_op:64bf363d": _RENDER_PATH,
     "realstate/rope.py:189:operator_number:5e5572b8": _GROUPING,
