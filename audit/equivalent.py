@@ -66,6 +66,8 @@ _MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit
                  "the shift that follows drops it, so the field read is the same")
 
 EQUIVALENT: dict[str, str] = {
+    "realstate/rope.py:239:operator_swap_op:f8be3c19":
+        "_rotate_run also copying a piece's empty overlap with a chunk (lo == hi): an empty copy writes nothing",
     "realstate/rope.py:225:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
     "realstate/rope.py:226:operator_swap_op:6911331f":
         _CHUNK_SHAPE + " (chunk // (length / D) >= D^2 exceeds layers x kv heads in every geometry here, so min() "
@@ -277,6 +279,9 @@ _EMPTY_AXIS = ("m's shape check weakened for an empty token or head axis: such k
 _WRONG_RANK = ("m's shape check no longer refusing keys that are not [H, n, D]: every product caller passes the middle "
                "layer's [H, n, D], so verify cannot see it; pytest pins the refusal")
 
+_LEADING_DIMS = ("reencode_into / reencode_keys on keys with fewer than four dimensions ([n, D] or [H, n, D]): the "
+                 "library accepts them, but every product caller passes [L, H, n, D], so verify never calls it with "
+                 "fewer; tests/test_realstate_fragment_render.py pins all three shapes")
 _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destination (shape, dtype, position), "
                "weakened: every product caller passes pieces that fit, so verify cannot see it; "
                "tests/test_realstate_fragment_render.py pins the refusal")
@@ -307,9 +312,12 @@ GAPS: dict[str, str] = {
     "realstate/order_value.py:57:operator_number:80f33b44": _EMPTY_AXIS,
     "realstate/order_value.py:57:operator_swap_op:116a7f83": _WRONG_RANK,
     "realstate/order_value.py:57:operator_swap_op:88c41015": _EMPTY_AXIS,
-    "realstate/rope.py:253:operator_swap_op:e0443f3c":
-        "reencode_into refusing 2-D keys [n, D]: the library accepts them, but every product caller passes "
-        "[L, H, n, D], so verify never calls it with two dimensions",
+    "realstate/rope.py:253:operator_swap_op:e0443f3c": _LEADING_DIMS,
+    "realstate/rope.py:253:operator_number:1a1cd6c2": _LEADING_DIMS,
+    "realstate/rope.py:255:operator_swap_op:96fc47e0": _LEADING_DIMS,
+    "realstate/rope.py:253:operator_swap_op:2f33a7ae":
+        "reencode_into no longer refusing a destination of another shape itself (reencode_spans still refuses it, "
+        "with its own message): every product caller passes matching shapes; pytest pins the message",
     "spec/claims.py:179:operator_keywords:2d6796c9":
         "select_checks' --only matching: verify runs every check and never --only, so a wrong selection is "
         "invisible to it (tests/test_claim_registry.py covers --only)",

@@ -439,8 +439,11 @@ def c3_oracle(r: Replay) -> ClaimResult:
             failures.append({"n": n, "digest": digest[:16],
                              "first": [str(m) for m in mismatches] or ["the render is not deterministic"]})
     tokens = sum(f.tokens for f in r.fragments)
-    engines = [r.engine, *(chunked(r.engine, n) for n in chunk_probes(tokens, r.fragments[0].keys.shape[-1])),
-               PER_FRAGMENT]
+    head_dim = r.fragments[0].keys.shape[-1]
+    # chunks of 5 positions besides chunk_probes' two: a piece that ends inside a later chunk
+    # with several of its rows there (what real-size renders, 4,096 rows a chunk, do all the time)
+    engines = [r.engine, *(chunked(r.engine, n) for n in chunk_probes(tokens, head_dim)),
+               chunked(r.engine, 5 * head_dim), PER_FRAGMENT]
     # the full set and its first fragment alone (a path that reads a second fragment breaks there),
     # then layouts the agents' fragments never form (_layout_probes), on every path
     cases = [(mode, base, engine, subset) for mode in ("canonical", "bag", "naive") for base in (0, ORACLE_BASE)
@@ -463,7 +466,7 @@ def c3_oracle(r: Replay) -> ClaimResult:
                                  f"ids, m and keys; {len(r.rendered)} distinct renders of {r.renders}; "
                                  f"{len(cases)} renders of the full set, of one fragment and of two probe "
                                  f"layouts (canonical, bag, naive at base 0 and {ORACLE_BASE}, each on the small "
-                                 f"path, both chunked paths and the per-fragment path); {len(PUBLIC_API) + 1} "
+                                 f"path, three chunk sizes and the per-fragment path); {len(PUBLIC_API) + 1} "
                                  f"library calls with their defaults (the three DynamicCache renders, layout)",
                           failures=failures[:5])
 

@@ -303,3 +303,21 @@ def test_reencode_spans_refuses_pieces_that_do_not_fit_the_destination(keys, pos
     dest = torch.zeros((2, 2, 6, 8), dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="do not fit the destination"):
         reencode_spans(dest, [(keys, position, 1)], [1.0, 0.5, 0.25, 0.125])
+
+
+@pytest.mark.parametrize("shape", [(5, 8), (3, 5, 8), (2, 3, 5, 8)])
+def test_reencode_keys_takes_any_leading_dimensions(shape):
+    """[n, D], [H, n, D] and [L, H, n, D] keys all re-encode as the literal formula does (the
+    product passes 4-D keys; the library accepts the others)."""
+    keys = torch.randn(shape, generator=torch.Generator().manual_seed(3)).to(torch.bfloat16)
+    inv_freq = [1.0, 0.5, 0.25, 0.125]
+    assert torch.equal(reencode_keys(keys, 7, inv_freq).view(torch.int16),
+                       reencode_reference(keys, 7, inv_freq).view(torch.int16))
+
+
+def test_reencode_into_refuses_a_destination_of_another_shape():
+    from realstate.rope import reencode_into
+
+    with pytest.raises(ValueError, match=r"destination \(2, 5, 8\) != keys \(2, 4, 8\)"):
+        reencode_into(torch.zeros((2, 5, 8), dtype=torch.bfloat16), torch.zeros((2, 4, 8), dtype=torch.bfloat16),
+                      1, [1.0, 0.5, 0.25, 0.125])
