@@ -208,9 +208,6 @@ EQUIVALENT: dict[str, str] = {
     "spec/claims.py:170:operator_swap_op:72b1d4c8": _ONLY_SELECTION,
     "spec/claims.py:170:operator_swap_op:e19abd99": _ONLY_SELECTION,
     "realstate/render.py:105:operator_swap_op:9f093efd": _ONE_DEVICE,
-    "realstate/render.py:110:operator_keywords:6122efb8":
-        "the batched re-encoding skipped for the per-fragment one: both are the literal formula term for term, "
-        "and verify renders through both (realstate.engine.PER_FRAGMENT), so the bytes are the same",
     "spec/fragment_set.py:26:operator_number:2fda3295":
         "the seed of the 'shuffled' iteration order: any seed is a shuffle; the correct render passes under "
         "every order",
