@@ -279,6 +279,9 @@ _WRONG_RANK = ("m's shape check no longer refusing keys that are not [H, n, D]: 
 _LEADING_DIMS = ("reencode_into / reencode_keys on keys with fewer than four dimensions ([n, D] or [H, n, D]): the "
                  "library accepts them, but every product caller passes [L, H, n, D], so verify never calls it with "
                  "fewer; tests/test_realstate_fragment_render.py pins all three shapes")
+_FSUM_PATH = ("fsum_order_value, the previous exact path kept as the benchmark's baseline and a second implementation "
+              "for the tests: verify never calls it (not reached); tests/test_realstate_order_value.py compares it "
+              "with the Fraction reference")
 _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destination (shape, dtype, position), "
                "weakened: every product caller passes pieces that fit, so verify cannot see it; "
                "tests/test_realstate_fragment_render.py pins the refusal")
@@ -287,6 +290,8 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
+    "realstate/order_value.py:274:operator_swap_op:ce17238f": _FSUM_PATH,
+    "realstate/order_value.py:277:operator_swap_op:722b2153": _FSUM_PATH,
     "realstate/rope.py:166:operator_swap_op:f0fbb311": _SPAN_CHECK,
     "realstate/rope.py:167:operator_swap_op:e7e29a40": _SPAN_CHECK,
     "realstate/order_value.py:258:operator_swap_op:dceb0976":
