@@ -1,0 +1,43 @@
+"""The survivors of the full audit that verify's new inputs close (known answers R, S, T, U, the
+tiled m, the oracle row's one-fragment renders, probe layouts and third chunk size), planted in
+the source of a scratch copy and caught by `canonmerge realstate` itself.  Each is a product run,
+so they run with ``-m audit`` (docs/results/audit.md lists the same mutants and their kills)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from audit.scratch import Patch, ScratchCopy
+
+OV, ROPE, RENDER = "realstate/order_value.py", "realstate/rope.py", "realstate/render.py"
+KNOWN_M = "C5/known answers: order values m (float64 bits, canonical NaN)"
+ORACLE = "C3/render equals the independent oracle"
+PLANTS = {
+    "exponent shifted the wrong way (R)": (Patch(OV, ".min(axis=1) >> layout.exponent_shift", ".min(axis=1) << layout.exponent_shift"), KNOWN_M),
+    "exponent scaled by 3 (T)": (Patch(OV, "lowest_bit = 2 * (np.maximum(lowest_field, 1)", "lowest_bit = 3 * (np.maximum(lowest_field, 1)"), KNOWN_M),
+    "subnormal read as the smallest normal (S)": (Patch(OV, "np.maximum(lowest_field, 1)", "np.maximum(lowest_field, 2)"), KNOWN_M),
+    "sticky bit without dropped bits (U)": (Patch(OV, "((high << shift) != accumulator)", "((high >> shift) != accumulator)"), KNOWN_M),
+    "float block size (tiled m)": (Patch(OV, "BLOCK_ELEMENTS // dim", "BLOCK_ELEMENTS / dim"), None),
+    "token and head axes mixed (long fragment)": (Patch(ROPE, "operations\n        dest[:, :, position:position + keys.shape[2]]",
+                                                           "operations\n        dest[:, :, position:position + keys.shape[3]]"), ORACLE),
+    "delta-0 piece rotated (kept -0)": (Patch(ROPE, "        if delta != 0:\n            tables", "        if delta != 1:\n            tables"), ORACLE),
+    "groups across a kept piece (probe layout)": (Patch(ROPE, "if group and (delta == 0 or position", "if group and (delta == 0 and position"), ORACLE),
+    "piece end inside a later chunk (5-row chunks)": (Patch(ROPE, "x[:, lo - r0:hi - r0].copy_", "x[:, lo - r0:hi + r0].copy_"), ORACLE),
+    "per-fragment path reads a second fragment (one fragment alone)": (Patch(RENDER, "dtype=sources[0].dtype, device=device)", "dtype=sources[1].dtype, device=device)"), ORACLE),
+}
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("name", sorted(PLANTS))
+def test_canonmerge_realstate_catches_the_closed_survivor(name, tmp_path):
+    patch, row = PLANTS[name]
+    out = ScratchCopy(tmp_path).apply(patch).run("realstate", "--json", timeout=900)
+    assert out.returncode != 0, name
+    if row is None:  # a crash (TypeError in range()) is a detection; the product must not pass
+        return
+    assert out.returncode == 1, out.stderr[-2000:]
+    report = json.loads(out.stdout)
+    failing = {f"{r['claim']}/{r['check']}" for p in report["parts"] for r in p["results"] if r["outcome"] != "holds"}
+    assert row in failing, failing
