@@ -92,7 +92,6 @@ class WarmLauncher:
         a ``CompletedProcess``, or ``subprocess.TimeoutExpired`` once the child is killed."""
         command = [sys.executable, "-m", "canonmerge", *args]
         run_id = str(next(self._ids))
-        deadline = None if timeout is None else time.monotonic() + timeout
         with tempfile.TemporaryDirectory(prefix="canonmerge-warm-") as tmp:
             out, err = Path(tmp) / "stdout", Path(tmp) / "stderr"
             request = {"id": run_id, "argv": list(args), "cwd": str(cwd), "env": dict(env),
@@ -104,6 +103,7 @@ class WarmLauncher:
                 process.stdin.flush()
             started = self._wait_for(run_id, "pid", None)
             assert started is not None
+            deadline = None if timeout is None else time.monotonic() + timeout  # the run's time, not the zygote's start
             ended = self._wait_for(run_id, "returncode", deadline)
             if ended is None:
                 try:

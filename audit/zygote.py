@@ -42,7 +42,7 @@ def _child(request: dict, base_path: list[str]) -> None:
     """Become ``python -m canonmerge ARGV`` run in ``cwd`` with ``env``; never returns."""
     code = 1
     try:
-        os.setsid()  # its own process group: a timeout kills it and whatever it started
+        os.setpgid(0, 0)  # its own process group (the parent sets it too: whichever runs first)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)
         for fd, path in ((1, request["stdout"]), (2, request["stderr"])):
@@ -127,6 +127,10 @@ def main(preload: list[str]) -> int:
                 pid = os.fork()
                 if pid == 0:
                     _child(request, base_path)
+                try:  # before the pid is reported: a timeout's kill of the group must find it
+                    os.setpgid(pid, pid)
+                except OSError:  # the child did it first, or has already exited
+                    pass
                 running[pid] = request["id"]
                 _say({"id": request["id"], "pid": pid})
         while running:

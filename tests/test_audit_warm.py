@@ -5,9 +5,12 @@ the wrong thing."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -15,7 +18,7 @@ from audit.scratch import Patch, ScratchCopy
 from audit.warm import WarmLauncher, ZygoteError
 
 PLANT = Patch("realstate/engine.py", "    return fragment.order_key", "    return fragment.order_key[:8]")
-COMMAND = ("check", "--only", "C3", "--no-gossip", "--universe", "ties", "--max-arity", "3", "--json")
+COMMAND = ("check", "--only", "C3", "--no-gossip", "--universe", "ties", "--max-arity", "3", "--workers", "1", "--json")
 
 
 def failing(out: subprocess.CompletedProcess[str]) -> list[tuple[str, str]]:
@@ -43,10 +46,29 @@ def test_a_warm_run_of_a_planted_copy_equals_a_fresh_interpreters_run(launcher, 
     assert "Traceback" not in warm.stderr
 
 
-def test_a_run_past_its_timeout_is_killed_and_the_zygote_goes_on(launcher, tmp_path):
+def running_in(directory: Path) -> list[int]:
+    """Live processes whose working directory is ``directory`` (a run's child and all it started)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and Path(os.readlink(entry / "cwd")) == directory:
+                if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+                    pids.append(int(entry.name))
+        except OSError:
+            continue
+    return pids
+
+
+def test_a_run_past_its_timeout_is_killed_with_what_it_started_and_the_zygote_goes_on(launcher, tmp_path):
+    """The killed run's process pool goes with it (the pool's workers would otherwise go on for a
+    minute), even when the zygote has only just started."""
     copy = ScratchCopy(tmp_path / "copy")
-    with pytest.raises(subprocess.TimeoutExpired):
-        launcher.run(("check", "--max-arity", "6"), copy.root, copy.env(), timeout=1)
+    with pytest.raises(subprocess.TimeoutExpired):  # long enough for the pool's workers to start
+        launcher.run(("check", "--max-arity", "6", "--workers", "2"), copy.root, copy.env(), timeout=6)
+    deadline = time.monotonic() + 10
+    while running_in(copy.root.resolve()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert running_in(copy.root.resolve()) == []
     assert launcher.run(("--help",), copy.root, copy.env(), timeout=120).returncode == 0
 
 
