@@ -42,10 +42,13 @@ RENDERED = "    return Rendered(fp, base, keys, torch.cat(values, dim=2), list(p
 ORDER_KEY_CALL = "order_key(self.order_value, self.content_id)"
 COUNTER = "_CALLS = __import__('itertools').count()\n\n\n@dataclass(frozen=True)\nclass Placement:"
 
-CHECK_C3_RANDOM = ("check", "--only", "C3", "--no-gossip", "--universe", "random", "--max-arity", "4")
-CHECK_C3_TIES = ("check", "--only", "C3", "--no-gossip", "--universe", "ties", "--max-arity", "3")
-CHECK_ORACLE = ("check", "--only", "render equals the independent oracle", "--no-gossip", "--max-arity", "2")
-CHECK_C3_REDELIVERY = ("check", "--only", "re-deliveries", "--no-gossip", "--max-arity", "2")
+# a scoped check runs its shards in the command's own process (--workers 1): a pool's workers
+# would each import torch afresh, which costs more than these few shards
+CHECK_C3_RANDOM = ("check", "--only", "C3", "--no-gossip", "--universe", "random", "--max-arity", "4", "--workers", "1")
+CHECK_C3_TIES = ("check", "--only", "C3", "--no-gossip", "--universe", "ties", "--max-arity", "3", "--workers", "1")
+CHECK_ORACLE = ("check", "--only", "render equals the independent oracle", "--no-gossip", "--max-arity", "2",
+                "--workers", "1")
+CHECK_C3_REDELIVERY = ("check", "--only", "re-deliveries", "--no-gossip", "--max-arity", "2", "--workers", "1")
 # every realstate case runs the whole (small) replay: its checks take well under a second, the
 # process start-up (torch, transformers) ten, so one command for all means one unpatched control
 REALSTATE = ("realstate", "--agents", "2", "--latent-steps", "0")
@@ -104,13 +107,14 @@ CATALOG: tuple[Curated, ...] = (
             (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:", COUNTER),
              Patch(RENDER, RENDERED,
                    "    return Rendered(fp, base + next(_CALLS) % 2, keys, torch.cat(values, dim=2), list(placements))")),
-            ("check", "--only", "C7", "--universe", "ties", "--replicas", "2", "--fragments", "2"),
+            ("check", "--only", "C7", "--universe", "ties", "--replicas", "2", "--fragments", "2", "--workers", "1"),
             frozenset({("C7", "gossip: equal sets render equal")}), True),
     Curated("render alternates between calls (laws)",
             (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:", COUNTER),
              Patch(RENDER, RENDERED,
                    "    return Rendered(fp, base + next(_CALLS) % 2, keys, torch.cat(values, dim=2), list(placements))")),
-            ("check", "--only", "semilattice laws on concrete states", "--no-gossip", "--universe", "ties"),
+            ("check", "--only", "semilattice laws on concrete states", "--no-gossip", "--universe", "ties",
+             "--workers", "1"),
             frozenset({("C1", "semilattice laws on concrete states")}), True),
     Curated("first placement not re-encoded (check)",
             (Patch(RENDER, DELTA, "p.offset - f.start if reencode and spans else 0"),),

@@ -78,7 +78,7 @@ def test_bad_input_exits_2(reference, tmp_path, capsys):
     assert info.value.code == 2
 
 
-def test_run_and_run_default_return_part_reports(reference):
+def test_run_and_run_default_return_part_reports(reference, monkeypatch):
     args = check.defaults()
     assert (args.max_arity, args.replicas, args.fragments, args.in_flight, args.randomized) == (5, 3, 3, 2, 0)
     assert args.universe is None and args.replay is None and args.plant is None
@@ -89,6 +89,17 @@ def test_run_and_run_default_return_part_reports(reference):
     assert report.part == check.PART == "modelcheck"
     assert all(r.outcome is Outcome.HOLDS for r in report.results)
     assert any("randomized" in r.check for r in report.results)
-    report = check.run_default(no_progress)       # the default: a pool of the recipe's workers
+    seen = []
+    monkeypatch.setattr(check, "run", lambda a, progress: seen.append(a) or report)
+    assert check.run_default(no_progress, fail_fast=True) is report
+    assert vars(seen[0]) == {**vars(check.defaults()), "fail_fast": True}
+
+
+@pytest.mark.full
+def test_the_default_size_run_holds_on_the_reference(reference):
+    """The default-size enumeration (7 universes, N <= 5, 3 x 3 gossip) on a pool of two workers,
+    on the reference backend: about half a minute of both cores, so ``-m full``.  The README's
+    main command runs the same size on realstate's backend (docs/RESULTS.md has its figure)."""
+    report = check.run_default(no_progress)
     assert all(r.outcome is Outcome.HOLDS for r in report.results)
     assert len(report.tables) == 8
