@@ -40,6 +40,8 @@ SUB_LARGE = "            x1.sub_(q2)  # k1·c − k2·s\n"
 VALUES_APPEND = "        values.append(f.values)\n"
 RENDERED = "    return Rendered(fp, base, keys, torch.cat(values, dim=2), list(placements))"
 ORDER_KEY_CALL = "order_key(self.order_value, self.content_id)"
+ALTERNATING_RENDERED = ("    return Rendered(fp, base + next(_CALLS) % 2, keys, torch.cat(values, dim=2), "
+                        "list(placements))")
 COUNTER = "_CALLS = __import__('itertools').count()\n\n\n@dataclass(frozen=True)\nclass Placement:"
 
 # a scoped check runs its shards in the command's own process (--workers 1): a pool's workers
@@ -106,13 +108,13 @@ CATALOG: tuple[Curated, ...] = (
     Curated("render alternates between calls (gossip)",
             (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:", COUNTER),
              Patch(RENDER, RENDERED,
-                   "    return Rendered(fp, base + next(_CALLS) % 2, keys, torch.cat(values, dim=2), list(placements))")),
+                   ALTERNATING_RENDERED)),
             ("check", "--only", "C7", "--universe", "ties", "--replicas", "2", "--fragments", "2", "--workers", "1"),
             frozenset({("C7", "gossip: equal sets render equal")}), True),
     Curated("render alternates between calls (laws)",
             (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:", COUNTER),
              Patch(RENDER, RENDERED,
-                   "    return Rendered(fp, base + next(_CALLS) % 2, keys, torch.cat(values, dim=2), list(placements))")),
+                   ALTERNATING_RENDERED)),
             ("check", "--only", "semilattice laws on concrete states", "--no-gossip", "--universe", "ties",
              "--workers", "1"),
             frozenset({("C1", "semilattice laws on concrete states")}), True),
@@ -218,7 +220,8 @@ CATALOG: tuple[Curated, ...] = (
            "c3_head_not_in_tail"),
     # --- realistic bugs added by the audit (planted by every canonmerge audit; tests: -m audit) ------
     Curated("RoPE convention swapped: interleaved pairs instead of NeoX halves",
-            (Patch(ROPE, ROLL, "    swapped = turned.unflatten(-1, (-1, 2)).flip(-1).flatten(-2)  # [k2, k1] pairwise\n"),
+            (Patch(ROPE, ROLL,
+                   "    swapped = turned.unflatten(-1, (-1, 2)).flip(-1).flatten(-2)  # [k2, k1] pairwise\n"),
              Patch(ROPE, SPLIT_X, "x1, x2 = x[..., 0::2], x[..., 1::2]"),
              Patch(ROPE, SPLIT_Q, "q1, q2 = q[..., 0::2], q[..., 1::2]")),
             CHECK_ORACLE, frozenset({ORACLE_ROW}),

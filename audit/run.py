@@ -194,7 +194,8 @@ def run_all(mutants: Sequence[Mutant], config: RunConfig, workers: int = 2, reac
 
 def environment_note() -> str:
     threads = ", ".join(f"{k}={v}" for k, v in THREAD_ENV.items())
-    return f"each part runs as `python -m canonmerge PART --fail-fast --json` with {threads}; cpu count {os.cpu_count()}"
+    return (f"each part runs as `python -m canonmerge PART --fail-fast --json` with {threads}; "
+            f"cpu count {os.cpu_count()}")
 
 
 def load_journal(path: Path, mutants: Iterable[Mutant]) -> dict[str, MutantResult]:

@@ -372,7 +372,8 @@ def markdown(vectors: dict[str, Any]) -> str:
               f"({MAX_POSITIONS - 1}): these must be refused (an input error), not rendered.", "",
               "| name | mode | inputs (in order) | base | why |", "|---|---|---|---|---|"]
     for r in vectors["refused"]:
-        lines.append(f"| {r['name']} | {r['mode']} | {' '.join(r['inputs'])} | {r['base']} | {r['answers']['refused']} |")
+        inputs = " ".join(r["inputs"])
+        lines.append(f"| {r['name']} | {r['mode']} | {inputs} | {r['base']} | {r['answers']['refused']} |")
     return "\n".join(lines) + "\n"
 
 

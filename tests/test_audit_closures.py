@@ -15,17 +15,46 @@ OV, ROPE, RENDER = "realstate/order_value.py", "realstate/rope.py", "realstate/r
 KNOWN_M = "C5/known answers: order values m (float64 bits, canonical NaN)"
 ORACLE = "C3/render equals the independent oracle"
 PLANTS = {
-    "exponent shifted the wrong way (R)": (Patch(OV, ".min(axis=1) >> layout.exponent_shift", ".min(axis=1) << layout.exponent_shift"), KNOWN_M),
-    "exponent scaled by 3 (T)": (Patch(OV, "lowest_bit = 2 * (np.maximum(lowest_field, 1)", "lowest_bit = 3 * (np.maximum(lowest_field, 1)"), KNOWN_M),
-    "subnormal read as the smallest normal (S)": (Patch(OV, "np.maximum(lowest_field, 1)", "np.maximum(lowest_field, 2)"), KNOWN_M),
-    "sticky bit without dropped bits (U)": (Patch(OV, "((high << shift) != accumulator)", "((high >> shift) != accumulator)"), KNOWN_M),
-    "float block size (tiled m)": (Patch(OV, "BLOCK_ELEMENTS // dim", "BLOCK_ELEMENTS / dim"), None),
-    "token and head axes mixed (long fragment)": (Patch(ROPE, "operations\n        dest[:, :, position:position + keys.shape[2]]",
-                                                           "operations\n        dest[:, :, position:position + keys.shape[3]]"), ORACLE),
-    "delta-0 piece rotated (kept -0)": (Patch(ROPE, "        if delta != 0:\n            tables", "        if delta != 1:\n            tables"), ORACLE),
-    "groups across a kept piece (probe layout)": (Patch(ROPE, "if group and (delta == 0 or position", "if group and (delta == 0 and position"), ORACLE),
-    "piece end inside a later chunk (5-row chunks)": (Patch(ROPE, "x[:, lo - r0:hi - r0].copy_", "x[:, lo - r0:hi + r0].copy_"), ORACLE),
-    "per-fragment path reads a second fragment (one fragment alone)": (Patch(RENDER, "dtype=sources[0].dtype, device=device)", "dtype=sources[1].dtype, device=device)"), ORACLE),
+    "exponent shifted the wrong way (R)": (
+        Patch(OV, ".min(axis=1) >> layout.exponent_shift",
+              ".min(axis=1) << layout.exponent_shift"),
+        KNOWN_M),
+    "exponent scaled by 3 (T)": (
+        Patch(OV, "lowest_bit = 2 * (np.maximum(lowest_field, 1)",
+              "lowest_bit = 3 * (np.maximum(lowest_field, 1)"),
+        KNOWN_M),
+    "subnormal read as the smallest normal (S)": (
+        Patch(OV, "np.maximum(lowest_field, 1)",
+              "np.maximum(lowest_field, 2)"),
+        KNOWN_M),
+    "sticky bit without dropped bits (U)": (
+        Patch(OV, "((high << shift) != accumulator)",
+              "((high >> shift) != accumulator)"),
+        KNOWN_M),
+    "float block size (tiled m)": (
+        Patch(OV, "BLOCK_ELEMENTS // dim",
+              "BLOCK_ELEMENTS / dim"),
+        None),
+    "token and head axes mixed (long fragment)": (
+        Patch(ROPE, "operations\n        dest[:, :, position:position + keys.shape[2]]",
+              "operations\n        dest[:, :, position:position + keys.shape[3]]"),
+        ORACLE),
+    "delta-0 piece rotated (kept -0)": (
+        Patch(ROPE, "        if delta != 0:\n            tables",
+              "        if delta != 1:\n            tables"),
+        ORACLE),
+    "groups across a kept piece (probe layout)": (
+        Patch(ROPE, "if group and (delta == 0 or position",
+              "if group and (delta == 0 and position"),
+        ORACLE),
+    "piece end inside a later chunk (5-row chunks)": (
+        Patch(ROPE, "x[:, lo - r0:hi - r0].copy_",
+              "x[:, lo - r0:hi + r0].copy_"),
+        ORACLE),
+    "per-fragment path reads a second fragment (one fragment alone)": (
+        Patch(RENDER, "dtype=sources[0].dtype, device=device)",
+              "dtype=sources[1].dtype, device=device)"),
+        ORACLE),
 }
 
 

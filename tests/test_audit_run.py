@@ -38,7 +38,8 @@ def test_exit_0_with_every_row_holding_is_a_survivor():
 
 
 def test_a_traceback_is_a_crash_even_with_exit_1():
-    cell = classify("check", 1, "", "Traceback (most recent call last):\n  ...\nZeroDivisionError: division by zero\n", 1)
+    crash = "Traceback (most recent call last):\n  ...\nZeroDivisionError: division by zero\n"
+    cell = classify("check", 1, "", crash, 1)
     assert cell.outcome == CRASHED and "ZeroDivisionError" in cell.message
 
 

@@ -78,9 +78,10 @@ def test_donors_match_length_exactly_else_by_prefix_and_never_the_same_problem(r
 def test_a_donor_identical_to_the_real_fragment_is_never_chosen(real):
     """Two problems of a family can share a document: another problem's copy of the same cache
     (or a longer cache whose prefix is it) would make the deranged control the real one."""
-    longer_same_prefix = Fragment(real.fingerprint, real.start,
-                                  torch.cat([real.keys, torch.randn(*real.keys.shape[:2], 3, real.keys.shape[3]).to(real.keys.dtype)], 2),
-                                  torch.cat([real.values, torch.randn(*real.values.shape[:2], 3, real.values.shape[3]).to(real.values.dtype)], 2))
+    def three_more(t: torch.Tensor) -> torch.Tensor:
+        return torch.cat([t, torch.randn(*t.shape[:2], 3, t.shape[3]).to(t.dtype)], 2)
+
+    longer_same_prefix = Fragment(real.fingerprint, real.start, three_more(real.keys), three_more(real.values))
     assert controls.choose_donor(real, "p1", [("p2", 0, real.copy()), ("p3", 0, longer_same_prefix)], seed=0) is None
     other = random_fragment(FP, real.tokens, seed=21)
     chosen = controls.choose_donor(real, "p1", [("p2", 0, real.copy()), ("p4", 1, other)], seed=0)

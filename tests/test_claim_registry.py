@@ -50,4 +50,5 @@ def test_the_docs_carry_the_generated_claim_tables():
         text = (root / "docs" / doc).read_text()
         found = re.search(rf"<!-- claims:{part} -->\n(.*?)<!-- /claims -->", text, re.S)
         assert found, f"docs/{doc} has no generated claim table for {part}"
-        assert found.group(1) == markdown_table(part), f"docs/{doc} is stale: run canonmerge claims --part {part} --markdown"
+        assert found.group(1) == markdown_table(part), (
+            f"docs/{doc} is stale: run canonmerge claims --part {part} --markdown")

@@ -3,11 +3,10 @@
 import pytest
 
 from modelcheck.gossip import GossipConfig, explore
-from tests.broken_backends import plant, replay_planted
 from modelcheck.reference import ReferenceBackend
-from modelcheck.replay import replay
 from modelcheck.universes import universe
 from spec import InputError
+from tests.broken_backends import plant, replay_planted
 
 REF = ReferenceBackend()
 TIES = universe("ties")

@@ -4,11 +4,10 @@ import pathlib
 
 import pytest
 
-from tests.broken_backends import plant, replay_planted
 from modelcheck.randomized import run_randomized
 from modelcheck.reference import ReferenceBackend
-from modelcheck.replay import replay
 from modelcheck.universes import universe
+from tests.broken_backends import plant, replay_planted
 
 REF = ReferenceBackend()
 GEOMETRY = universe("random").geometry

@@ -8,11 +8,10 @@ import pytest
 import modelcheck
 from modelcheck import trace as tio
 from modelcheck.gossip import explore
-from tests.broken_backends import plant, replay_planted
 from modelcheck.reference import ReferenceBackend
-from modelcheck.replay import replay
 from modelcheck.universes import universe
 from spec import InputError
+from tests.broken_backends import plant, replay_planted
 
 REF = ReferenceBackend()
 

@@ -100,7 +100,8 @@ def test_command_module_contract(monkeypatch):
     calls = []
     monkeypatch.setattr(prove, "run_proofs", lambda *a, **kw: calls.append((a, kw)) or PartReport("proofs"))
     prove.run_default(no_progress)
-    assert calls == [((None, proofs.DEFAULT_TIMEOUT_S, None, no_progress), {"fail_fast": False})]  # everything, default timeout
+    # everything, under the default timeout
+    assert calls == [((None, proofs.DEFAULT_TIMEOUT_S, None, no_progress), {"fail_fast": False})]
 
 
 def test_prove_json_in_process(run):

@@ -152,4 +152,5 @@ def test_c6_check_fails_when_bagmerge_lays_out_differently(tiny, monkeypatch):
 
     monkeypatch.setattr(replay_module, "bag_render", shifted_bag)
     assert ("C6", "n = 2 canonical render equals one BagMerge order") in failing(
-        run_replay(ReplaySettings(agents=2), lm=tiny, checks=checks_named("n = 2 canonical render equals one BagMerge order")))
+        run_replay(ReplaySettings(agents=2), lm=tiny,
+                   checks=checks_named("n = 2 canonical render equals one BagMerge order")))

@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 import modelcheck
 from canonmerge.cli import main
-from tests.broken_backends import plant
 from modelcheck.reference import ReferenceBackend
+from tests.broken_backends import plant
 
 REF = ReferenceBackend()
 REPLACEMENTS = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False),

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from realstate import properties as P
 from realstate.soak.endpoint import MotoEndpoint, client_environment, free_port
 from realstate.soak.gateway import Gateway
 from realstate.soak.nemesis import FaultPlan, plan_faults, restart_gateway, torn_upload
@@ -36,7 +37,6 @@ from realstate.soak.processes import Worker, WorkerDied, WorkerPool
 from realstate.soak.settings import FAULT_KINDS, SoakSettings
 from realstate.soak.synthetic import soak_fragment
 from realstate.stores import open_store
-from realstate import properties as P
 from spec import InputError, Outcome, PartReport, Progress, Table, content_id_hex, no_progress
 
 PART = "realstate"
