@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -23,6 +24,25 @@ PACKAGES = ("spec", "proofs", "modelcheck", "realstate", "canonmerge", "audit", 
 class Launcher(Protocol):
     def run(self, args: Sequence[str], cwd: Path, env: dict[str, str],
             timeout: float | None = None) -> subprocess.CompletedProcess[str]: ...
+
+
+def run_group(command: Sequence[str], cwd: Path, env: dict[str, str],
+              timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run(command, capture_output=True, text=True)`` in a process group of its own,
+    killed whole on a timeout or when this process is interrupted: a check part's pool workers
+    would otherwise go on computing, orphaned, while the next mutant runs."""
+    process = subprocess.Popen(list(command), cwd=cwd, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except BaseException:  # TimeoutExpired, KeyboardInterrupt, ...: nothing of the run outlives it
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.communicate()
+        raise
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 # how ``ScratchCopy.run`` starts the command: None is a fresh interpreter (the product's audit);
@@ -100,8 +120,7 @@ class ScratchCopy:
 
     def python(self, code: str, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
         """Run ``python -c code`` against the copy."""
-        return subprocess.run([sys.executable, "-c", code], cwd=self.root, env=self.env(),
-                              capture_output=True, text=True, timeout=timeout)
+        return run_group([sys.executable, "-c", code], self.root, self.env(), timeout)
 
     def run(self, *args: str, timeout: float | None = None,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -109,8 +128,7 @@ class ScratchCopy:
         self.check_imported()
         if _launcher is not None:
             return _launcher.run(args, self.root, self.env(env), timeout)
-        return subprocess.run([sys.executable, "-m", "canonmerge", *args], cwd=self.root,
-                              env=self.env(env), capture_output=True, text=True, timeout=timeout)
+        return run_group([sys.executable, "-m", "canonmerge", *args], self.root, self.env(env), timeout)
 
     def check_imported(self) -> None:
         """Every patched package must be imported from the copy, not from an installed canonmerge."""

@@ -5,15 +5,14 @@ so they run with ``-m audit`` (docs/results/audit.md lists the same mutants and 
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from audit.scratch import Patch, ScratchCopy
+from tests.audit_helpers import failing_rows
 
 OV, ROPE, RENDER = "realstate/order_value.py", "realstate/rope.py", "realstate/render.py"
-KNOWN_M = "C5/known answers: order values m (float64 bits, canonical NaN)"
-ORACLE = "C3/render equals the independent oracle"
+KNOWN_M = ("C5", "known answers: order values m (float64 bits, canonical NaN)")
+ORACLE = ("C3", "render equals the independent oracle")
 PLANTS = {
     "exponent shifted the wrong way (R)": (
         Patch(OV, ".min(axis=1) >> layout.exponent_shift",
@@ -67,6 +66,4 @@ def test_canonmerge_realstate_catches_the_closed_survivor(name, tmp_path):
     if row is None:  # a crash (TypeError in range()) is a detection; the product must not pass
         return
     assert out.returncode == 1, out.stderr[-2000:]
-    report = json.loads(out.stdout)
-    failing = {f"{r['claim']}/{r['check']}" for p in report["parts"] for r in p["results"] if r["outcome"] != "holds"}
-    assert row in failing, failing
+    assert row in failing_rows(out.stdout), failing_rows(out.stdout)

@@ -1,9 +1,15 @@
 """The scratch-copy planter every source-level negative test relies on: a patch that does not
 apply is an error (never a silently unmutated run), and the copy is what Python imports."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 from audit import Patch, PatchError, ScratchCopy
+from audit.scratch import run_group
+from tests.audit_helpers import none_left_in
 
 
 def test_a_patch_must_match_exactly_once(tmp_path):
@@ -26,3 +32,16 @@ def test_the_patched_copy_is_what_python_imports(tmp_path):
                          "b = spec.FragmentSet.of_ids([bytes([1]) * 32]); print(len(a.merge(b)))")
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "1"  # the planted merge drops the other side
+
+
+def test_a_timed_out_run_is_killed_with_everything_it_started(tmp_path):
+    """A fresh run (the audit's) that times out takes its whole process group with it: a check
+    part's pool workers once went on computing, orphaned, while the next mutant ran."""
+    code = ("import subprocess, sys, time\n"
+            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)'])\n"
+            "time.sleep(120)\n")
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_group([sys.executable, "-c", code], tmp_path, dict(os.environ), timeout=2)
+    assert none_left_in(tmp_path)
+    done = run_group([sys.executable, "-c", "print('ok')"], tmp_path, dict(os.environ), timeout=60)
+    assert (done.returncode, done.stdout) == (0, "ok\n")

@@ -4,26 +4,18 @@ the wrong thing."""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
 from audit.scratch import Patch, ScratchCopy
 from audit.warm import WarmLauncher, ZygoteError
+from tests.audit_helpers import failing_rows, none_left_in
 
 PLANT = Patch("realstate/engine.py", "    return fragment.order_key", "    return fragment.order_key[:8]")
 COMMAND = ("check", "--only", "C3", "--no-gossip", "--universe", "ties", "--max-arity", "3", "--workers", "1", "--json")
-
-
-def failing(out: subprocess.CompletedProcess[str]) -> list[tuple[str, str]]:
-    report = json.loads(out.stdout)
-    return sorted((r["claim"], r["check"]) for p in report["parts"] for r in p["results"] if r["outcome"] != "holds")
 
 
 @pytest.fixture(scope="module")
@@ -41,22 +33,9 @@ def test_a_warm_run_of_a_planted_copy_equals_a_fresh_interpreters_run(launcher, 
     with ThreadPoolExecutor(2) as pool:  # two children of one zygote at once
         warm, warm_clean = pool.map(lambda copy: launcher.run(COMMAND, copy.root, copy.env(), 600), (planted, clean))
     assert (warm.returncode, fresh.returncode, warm_clean.returncode) == (1, 1, 0), warm.stderr[-2000:]
-    assert failing(warm) == failing(fresh) != []
-    assert failing(warm_clean) == []
+    assert failing_rows(warm.stdout) == failing_rows(fresh.stdout) != set()
+    assert failing_rows(warm_clean.stdout) == set()
     assert "Traceback" not in warm.stderr
-
-
-def running_in(directory: Path) -> list[int]:
-    """Live processes whose working directory is ``directory`` (a run's child and all it started)."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and Path(os.readlink(entry / "cwd")) == directory:
-                if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
-                    pids.append(int(entry.name))
-        except OSError:
-            continue
-    return pids
 
 
 def test_a_run_past_its_timeout_is_killed_with_what_it_started_and_the_zygote_goes_on(launcher, tmp_path):
@@ -65,10 +44,7 @@ def test_a_run_past_its_timeout_is_killed_with_what_it_started_and_the_zygote_go
     copy = ScratchCopy(tmp_path / "copy")
     with pytest.raises(subprocess.TimeoutExpired):  # long enough for the pool's workers to start
         launcher.run(("check", "--max-arity", "6", "--workers", "2"), copy.root, copy.env(), timeout=6)
-    deadline = time.monotonic() + 10
-    while running_in(copy.root.resolve()) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert running_in(copy.root.resolve()) == []
+    assert none_left_in(copy.root)
     assert launcher.run(("--help",), copy.root, copy.env(), timeout=120).returncode == 0
 
 

@@ -18,15 +18,10 @@ import pytest
 
 from audit import ScratchCopy
 from audit.curated import CATALOG
+from tests.audit_helpers import failing_rows
 
 CASES = [c for c in CATALOG if c.part in ("check", "realstate")]
 PARAMS = [pytest.param(c, id=c.name, marks=() if c.in_default_tests else pytest.mark.audit) for c in CASES]
-
-
-def failing(stdout: str) -> set[tuple[str, str]]:
-    report = json.loads(stdout)
-    return {(r["claim"], r["check"]) for part in report["parts"] for r in part["results"]
-            if r["outcome"] != "holds"}
 
 
 @pytest.mark.parametrize("case", PARAMS)
@@ -35,7 +30,7 @@ def test_the_product_catches_the_planted_bug(case, tmp_path):
     out = scratch.run(*case.quick, "--json", timeout=900)
     assert out.returncode == 1, (out.returncode, out.stderr[-2000:])
     assert "Traceback" not in out.stderr
-    assert case.caught_by <= failing(out.stdout), failing(out.stdout)
+    assert case.caught_by <= failing_rows(out.stdout), failing_rows(out.stdout)
 
 
 @pytest.mark.parametrize("command", [pytest.param(q, marks=() if any(c.in_default_tests for c in CASES if c.quick == q)
@@ -43,7 +38,7 @@ def test_the_product_catches_the_planted_bug(case, tmp_path):
                                      for q in sorted({c.quick for c in CASES})])
 def test_the_same_commands_pass_on_an_unpatched_copy(command, tmp_path):
     out = ScratchCopy(tmp_path).run(*command, "--json", timeout=900)
-    assert out.returncode == 0, (failing(out.stdout) if out.stdout else out.stderr[-2000:])
+    assert out.returncode == 0, (failing_rows(out.stdout) if out.stdout else out.stderr[-2000:])
     if command[0] == "realstate":
         assert_the_seeded_replay_reports_every_claim(json.loads(out.stdout))
 
