@@ -34,7 +34,7 @@ from audit.run import (
     run_all,
     run_mutant,
 )
-from audit.scratch import ScratchCopy, project_root
+from audit.scratch import ScratchCopy, project_root, stopping_runs_on_exit
 from audit.settings import DEFAULT_TARGET_RATIO, DEFAULT_WORKERS, ORIGINS
 from audit.summary import Summary, stale_entries, summarize
 from audit.targets import OPERATORS, TARGETS, Target, target
@@ -189,6 +189,11 @@ def _saved_control(journal: Path, key: dict[str, Any], root: Path) -> tuple[list
 
 
 def run_audit(options: AuditOptions, progress: Callable[[str], None] = lambda line: None) -> AuditReport:
+    with stopping_runs_on_exit():  # a terminated or interrupted audit leaves no part process behind
+        return _run_audit(options, progress)
+
+
+def _run_audit(options: AuditOptions, progress: Callable[[str], None]) -> AuditReport:
     started = time.perf_counter()
     root = options.config.source or project_root()
     generated, selected = choose(options, root)

@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from audit.mutants import Mutant
 from audit.run import THREAD_ENV, TIMEOUT, Cell, RunConfig, classify
-from audit.scratch import ScratchCopy
+from audit.scratch import ScratchCopy, run_group
 
 
 @lru_cache(maxsize=64)
@@ -89,8 +89,7 @@ def control_with_coverage(scratch: ScratchCopy, config: RunConfig, paths: Sequen
         started = time.perf_counter()
         env = scratch.env(dict(THREAD_ENV) if config.single_thread else {})
         try:
-            out = subprocess.run(command, cwd=scratch.root, env=env, capture_output=True, text=True,
-                                 timeout=config.timeout_s * 3)
+            out = run_group(command, scratch.root, env, timeout=config.timeout_s * 3)
         except subprocess.TimeoutExpired:
             return Cell(part, TIMEOUT, time.perf_counter() - started)
         combined = coverage.Coverage(data_file=str(data_file), config_file=str(rcfile))

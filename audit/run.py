@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from audit.mutants import Mutant
-from audit.scratch import PatchError, ScratchCopy, project_root
+from audit.scratch import PatchError, ScratchCopy, kill_live_groups, project_root
 from audit.settings import DEFAULT_TIMEOUT_S, PARTS
 
 KILLED, CRASHED, TIMEOUT, SURVIVED = "killed", "crashed", "timeout", "survived"
@@ -183,12 +183,18 @@ def run_all(mutants: Sequence[Mutant], config: RunConfig, workers: int = 2, reac
     """Every mutant, at most ``workers`` at a time (each mutant's parts run as child processes);
     ``done`` is called as each finishes (journal, progress).  Results come back in input order."""
     results: dict[str, MutantResult] = {}
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
         futures = {pool.submit(run_mutant, m, config, reached): m for m in mutants}
         for future in as_completed(futures):
             result = future.result()
             results[futures[future].id] = result
             done(result)
+    except BaseException:  # interrupted or terminated: kill the runs first, or shutdown waits on them
+        kill_live_groups()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
     return [results[m.id] for m in mutants]
 
 

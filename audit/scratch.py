@@ -13,7 +13,9 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -26,23 +28,76 @@ class Launcher(Protocol):
             timeout: float | None = None) -> subprocess.CompletedProcess[str]: ...
 
 
+class Stopped(Exception):
+    """Raised instead of starting a run once ``kill_live_groups`` has been called."""
+
+
+_live_groups: set[int] = set()
+_live_lock = threading.Lock()
+_stopping = threading.Event()
+
+
 def run_group(command: Sequence[str], cwd: Path, env: dict[str, str],
               timeout: float | None = None) -> subprocess.CompletedProcess[str]:
     """``subprocess.run(command, capture_output=True, text=True)`` in a process group of its own,
-    killed whole on a timeout or when this process is interrupted: a check part's pool workers
-    would otherwise go on computing, orphaned, while the next mutant runs."""
-    process = subprocess.Popen(list(command), cwd=cwd, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, start_new_session=True)
+    killed whole on a timeout, on an interrupt, or by ``kill_live_groups``: a check part's pool
+    workers would otherwise go on computing, orphaned, while the next mutant runs."""
+    with _live_lock:
+        if _stopping.is_set():
+            raise Stopped("the audit is stopping: no new run starts")
+        process = subprocess.Popen(list(command), cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
+        _live_groups.add(process.pid)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except BaseException:  # TimeoutExpired, KeyboardInterrupt, ...: nothing of the run outlives it
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        _kill_group(process.pid)
         process.communicate()
         raise
+    finally:
+        with _live_lock:
+            _live_groups.discard(process.pid)
+    if _stopping.is_set():
+        raise Stopped("the audit was stopped while this run was in flight")
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+@contextmanager
+def stopping_runs_on_exit() -> Iterator[None]:
+    """Inside: SIGTERM raises ``SystemExit(143)`` in the main thread (as SIGINT raises
+    KeyboardInterrupt), and leaving by any exception kills every run in flight, with all it
+    started, and refuses new ones: a stopped audit leaves no part process behind."""
+    _stopping.clear()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    except BaseException:
+        kill_live_groups()
+        raise
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def kill_live_groups() -> None:
+    """Kill every run in flight, with all they started, and refuse new ones (a stopped audit)."""
+    with _live_lock:
+        _stopping.set()
+        for pgid in _live_groups:
+            _kill_group(pgid)
 
 
 # how ``ScratchCopy.run`` starts the command: None is a fresh interpreter (the product's audit);

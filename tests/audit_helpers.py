@@ -17,12 +17,13 @@ def failing_rows(stdout: str) -> set[tuple[str, str]]:
 
 
 def running_in(directory: Path) -> list[int]:
-    """Live processes whose working directory is ``directory`` (a run and all it started)."""
+    """Live processes whose working directory is ``directory`` or below it (a run and all it
+    started)."""
     directory = directory.resolve()
     pids = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and Path(os.readlink(entry / "cwd")) == directory:
+            if entry.name.isdigit() and Path(os.readlink(entry / "cwd")).is_relative_to(directory):
                 if (entry / "stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
                     pids.append(int(entry.name))
         except OSError:

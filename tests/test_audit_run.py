@@ -142,3 +142,4 @@ def test_the_control_counts_lines_run_in_checks_pool_workers(tmp_path):
     law_line = next(i for i, text in enumerate((scratch.root / "spec/laws.py").read_text().splitlines(), 1)
                     if "if not equal(merge(a, b), merge(b, a)):" in text)
     assert law_line in reach.executed["check"]["spec/laws.py"]  # run only inside the pool's workers
+

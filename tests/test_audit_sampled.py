@@ -7,10 +7,14 @@ each planted in its own scratch copy and run through the product's own ``prove``
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 
 from audit.equivalent import EQUIVALENT
+from tests.audit_helpers import none_left_in, running_in
 
 # a generous solver timeout: on a loaded machine a 10 s limit can turn a proof into "unknown" (a
 # failing row), which would read as a kill of the control
@@ -66,3 +70,25 @@ def test_bad_selections_are_usage_errors():
     assert out.returncode == 2 and "not an audit target" in out.stderr
     out = audit("--parts", "prove,bogus", "--list")
     assert out.returncode == 2 and "--parts" in out.stderr
+
+
+def test_a_terminated_audit_leaves_no_part_process_behind(tmp_path):
+    """SIGTERM while a check part runs its process pool: the audit exits, and the part, its
+    forkserver and its workers go with it (they once went on computing, orphaned)."""
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # the scratch copies (and every part) live here
+    audit = subprocess.Popen([sys.executable, "-m", "canonmerge", "audit", "--origin", "curated", "--mutant",
+                              "render-alternates-between-calls", "--parts", "check", "--no-reach",
+                              "--part-args", "check=--max-arity 6 --workers 2"],
+                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while len(running_in(tmp_path)) < 2 and audit.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(running_in(tmp_path)) >= 2, "the check part never started its pool"
+    audit.send_signal(signal.SIGTERM)
+    _, stderr = audit.communicate(timeout=60)
+    try:
+        assert none_left_in(tmp_path)
+    finally:  # a failed run must not leave orphans burning the suite's cores
+        for pid in running_in(tmp_path):
+            os.kill(pid, signal.SIGKILL)
+    assert audit.returncode == 143 and "Traceback" not in stderr, stderr[-2000:]
