@@ -294,10 +294,6 @@ GAPS: dict[str, str] = {
     "realstate/order_value.py:277:operator_swap_op:722b2153": _FSUM_PATH,
     "realstate/rope.py:166:operator_swap_op:f0fbb311": _SPAN_CHECK,
     "realstate/rope.py:167:operator_swap_op:e7e29a40": _SPAN_CHECK,
-    "realstate/order_value.py:258:operator_swap_op:dceb0976":
-        "the lower levels subtracted instead of added for gathered rows: a real bug, but those levels sit 50+ bits "
-        "below the result's last place, so it changes m only for a row sum within about 2^-50 of a rounding tie "
-        "whose deep remainders go negative; 20,000 random rows found none and no known-answer vector is built for it",
     "realstate/order_value.py:190:operator_number:d7f4fdcf":
         "the spread one too small for rows of 2^j + 1 values: safe at level 1 (remainders are at most half a grid "
         "step) but not proven for later levels of short rows; no difference found on 2,000 adversarial rows, and "

@@ -1,4 +1,4 @@
-"""The survivors of the full audit that verify's new inputs close (known answers R, S, T, U, the
+"""The survivors of the full audit that verify's new inputs close (known answers R, S, T, U, V, the
 tiled m, the oracle row's one-fragment renders, probe layouts and third chunk size), planted in
 the source of a scratch copy and caught by `canonmerge realstate` itself.  Each is a product run,
 so they run with ``-m audit`` (docs/results/audit.md lists the same mutants and their kills)."""
@@ -25,6 +25,10 @@ PLANTS = {
     "subnormal read as the smallest normal (S)": (
         Patch(OV, "np.maximum(lowest_field, 1)",
               "np.maximum(lowest_field, 2)"),
+        KNOWN_M),
+    "lower level subtracted for gathered rows (V)": (
+        Patch(OV, "            parent[rows] += high\n",
+              "            parent[rows] -= high\n"),
         KNOWN_M),
     "sticky bit without dropped bits (U)": (
         Patch(OV, "((high << shift) != accumulator)",
