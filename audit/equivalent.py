@@ -298,9 +298,6 @@ GAPS: dict[str, str] = {
         "the spread one too small for rows of 2^j + 1 values: safe at level 1 (remainders are at most half a grid "
         "step) but not proven for later levels of short rows; no difference found on 2,000 adversarial rows, and "
         "no known-answer vector targets it",
-    "realstate/order_value.py:199:operator_swap_op:28aa98db":
-        "a level's largest remainder taken as max(r) instead of max|r|: wrong only if some level's remainders of a "
-        "row are all negative with different sizes; not proven impossible, not found on 2,000 adversarial rows",
     "realstate/order_value.py:221:operator_number:55afe91a":
         "sigma doubled at every level: the extraction stays exact by the same bounds, but numpy warns of an "
         "invalid integer cast on some adversarial rows (every result still matched); not proven equivalent",

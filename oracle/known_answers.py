@@ -181,13 +181,15 @@ FRAGMENTS: tuple[FragmentSpec, ...] = (
                      "that the exact sum rounds to even (down); the 2^-52 lies in a lower extraction level and "
                      "no bit of it is dropped, so a sticky bit set anyway would round it up"),
     FragmentSpec("V", "float32", 1, 0, 39, 40,
-                 key_specials=_middle_rows(((0x49D59F81, 0x3C7FFFFC, 0x36C54000, 0x3717CB00), (0x3A800000, 0, 0, 0))),
-                 why="middle rows [14000001/8, 16777212·2^-30, 6312·2^-30, 38859·2^-32] and [2^-10, 0, 0, 0]: the "
-                     "first row's squares sum to x1² + 2^-12 − (7/16)·2^-60, 7/16 of a unit of the second "
-                     "extraction level below the tie halfway to x1²'s next float64, so the exact sum rounds "
-                     "down; the last square rounds up in that level and leaves −(7/16)·2^-60 for a third "
-                     "level that only this row needs (the second row is finished: the row is gathered), so "
-                     "that level adding its part with the wrong sign rounds up, and m moves by one ulp"),
+                 key_specials=_middle_rows(((0x49895441, 0x3C9CC46F, 0x37218000, 0x36A1D600), (0x3A800000, 0, 0, 0))),
+                 why="middle rows [9000001/8, 10273903·2^-29, 10336·2^-30, 20715·2^-32] and [2^-10, 0, 0, 0]: the "
+                     "first row's squares sum to F + 2^-13 − (7/8)·2^-61, where F = x1² + 2^-12 has an odd last "
+                     "bit: 7/8 of a unit of the second extraction level below the tie halfway to F's next "
+                     "float64, so the exact sum rounds down to F; the last square rounds up in that level and "
+                     "leaves −(7/8)·2^-61 for a third level only this row needs (the second row is finished: "
+                     "the row is gathered). That level added with the wrong sign rounds up, and so does "
+                     "dropping it (an exact tie, rounded to even), e.g. when a level's largest remainder is "
+                     "taken as max(r) instead of max|r|: m moves by one ulp"),
 )
 
 FRAGMENTS_BY_LABEL = {spec.label: spec for spec in FRAGMENTS}

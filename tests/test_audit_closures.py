@@ -30,6 +30,10 @@ PLANTS = {
         Patch(OV, "            parent[rows] += high\n",
               "            parent[rows] -= high\n"),
         KNOWN_M),
+    "largest remainder as max(r), not max|r| (V)": (
+        Patch(OV, "np.maximum(remainder.max(axis=1), -remainder.min(axis=1))",
+              "np.maximum(remainder.max(axis=1), +remainder.min(axis=1))"),
+        KNOWN_M),
     "sticky bit without dropped bits (U)": (
         Patch(OV, "((high << shift) != accumulator)",
               "((high >> shift) != accumulator)"),
