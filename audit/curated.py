@@ -44,13 +44,16 @@ ALTERNATING_RENDERED = ("    return Rendered(fp, base + next(_CALLS) % 2, keys, 
                         "list(placements))")
 COUNTER = "_CALLS = __import__('itertools').count()\n\n\n@dataclass(frozen=True)\nclass Placement:"
 
-# a scoped check runs its shards in the command's own process (--workers 1): a pool's workers
-# would each import torch afresh, which costs more than these few shards
-CHECK_C3_RANDOM = ("check", "--only", "C3", "--no-gossip", "--universe", "random", "--max-arity", "4", "--workers", "1")
-CHECK_C3_TIES = ("check", "--only", "C3", "--no-gossip", "--universe", "ties", "--max-arity", "3", "--workers", "1")
-CHECK_ORACLE = ("check", "--only", "render equals the independent oracle", "--no-gossip", "--max-arity", "2",
-                "--workers", "1")
-CHECK_C3_REDELIVERY = ("check", "--only", "re-deliveries", "--no-gossip", "--max-arity", "2", "--workers", "1")
+def scoped_check(*flags: str) -> tuple[str, ...]:
+    """A scoped ``check`` command, its shards run in the command's own process (--workers 1): a
+    pool's workers would each import torch afresh, which costs more than these few shards."""
+    return ("check", *flags, "--workers", "1")
+
+
+CHECK_C3_RANDOM = scoped_check("--only", "C3", "--no-gossip", "--universe", "random", "--max-arity", "4")
+CHECK_C3_TIES = scoped_check("--only", "C3", "--no-gossip", "--universe", "ties", "--max-arity", "3")
+CHECK_ORACLE = scoped_check("--only", "render equals the independent oracle", "--no-gossip", "--max-arity", "2")
+CHECK_C3_REDELIVERY = scoped_check("--only", "re-deliveries", "--no-gossip", "--max-arity", "2")
 # every realstate case runs the whole (small) replay: its checks take well under a second, the
 # process start-up (torch, transformers) ten, so one command for all means one unpatched control
 REALSTATE = ("realstate", "--agents", "2", "--latent-steps", "0")
@@ -109,14 +112,13 @@ CATALOG: tuple[Curated, ...] = (
             (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:", COUNTER),
              Patch(RENDER, RENDERED,
                    ALTERNATING_RENDERED)),
-            ("check", "--only", "C7", "--universe", "ties", "--replicas", "2", "--fragments", "2", "--workers", "1"),
+            scoped_check("--only", "C7", "--universe", "ties", "--replicas", "2", "--fragments", "2"),
             frozenset({("C7", "gossip: equal sets render equal")}), True),
     Curated("render alternates between calls (laws)",
             (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:", COUNTER),
              Patch(RENDER, RENDERED,
                    ALTERNATING_RENDERED)),
-            ("check", "--only", "semilattice laws on concrete states", "--no-gossip", "--universe", "ties",
-             "--workers", "1"),
+            scoped_check("--only", "semilattice laws on concrete states", "--no-gossip", "--universe", "ties"),
             frozenset({("C1", "semilattice laws on concrete states")}), True),
     Curated("first placement not re-encoded (check)",
             (Patch(RENDER, DELTA, "p.offset - f.start if reencode and spans else 0"),),

@@ -51,7 +51,7 @@ def run_group(command: Sequence[str], cwd: Path, env: dict[str, str],
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except BaseException:  # TimeoutExpired, KeyboardInterrupt, ...: nothing of the run outlives it
-        _kill_group(process.pid)
+        kill_group(process.pid)
         process.communicate()
         raise
     finally:
@@ -62,7 +62,8 @@ def run_group(command: Sequence[str], cwd: Path, env: dict[str, str],
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
-def _kill_group(pgid: int) -> None:
+def kill_group(pgid: int) -> None:
+    """SIGKILL to process group ``pgid``; a group already gone is not an error."""
     try:
         os.killpg(pgid, signal.SIGKILL)
     except ProcessLookupError:
@@ -97,7 +98,7 @@ def kill_live_groups() -> None:
     with _live_lock:
         _stopping.set()
         for pgid in _live_groups:
-            _kill_group(pgid)
+            kill_group(pgid)
 
 
 # how ``ScratchCopy.run`` starts the command: None is a fresh interpreter (the product's audit);

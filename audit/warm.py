@@ -14,7 +14,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,8 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from audit.scratch import kill_group
 
 ZYGOTE = Path(__file__).with_name("zygote.py")
 # what the product's commands import at start; importing the rest stays each child's own work
@@ -106,10 +107,7 @@ class WarmLauncher:
             deadline = None if timeout is None else time.monotonic() + timeout  # the run's time, not the zygote's start
             ended = self._wait_for(run_id, "returncode", deadline)
             if ended is None:
-                try:
-                    os.killpg(started["pid"], signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+                kill_group(started["pid"])
                 self._wait_for(run_id, "returncode", None)
                 self._forget(run_id)
                 raise subprocess.TimeoutExpired(command, timeout or 0)
