@@ -42,7 +42,8 @@ RENDERED = "    return Rendered(fp, base, keys, torch.cat(values, dim=2), list(p
 ORDER_KEY_CALL = "order_key(self.order_value, self.content_id)"
 ALTERNATING_RENDERED = ("    return Rendered(fp, base + next(_CALLS) % 2, keys, torch.cat(values, dim=2), "
                         "list(placements))")
-COUNTER = "_CALLS = __import__('itertools').count()\n\n\n@dataclass(frozen=True)\nclass Placement:"
+PLACEMENT = "class Placement(NamedTuple):"
+COUNTER = "_CALLS = __import__('itertools').count()\n\n\n" + PLACEMENT
 
 def scoped_check(*flags: str) -> tuple[str, ...]:
     """A scoped ``check`` command, its shards run in the command's own process (--workers 1): a
@@ -109,13 +110,13 @@ CATALOG: tuple[Curated, ...] = (
             (Patch(ENGINE, "    return fragment.order_key", "    return fragment.order_key[:8]"),),
             CHECK_C3_TIES, frozenset({("C3", "permutations")}), True),
     Curated("render alternates between calls (gossip)",
-            (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:", COUNTER),
+            (Patch(RENDER, PLACEMENT, COUNTER),
              Patch(RENDER, RENDERED,
                    ALTERNATING_RENDERED)),
             scoped_check("--only", "C7", "--universe", "ties", "--replicas", "2", "--fragments", "2"),
             frozenset({("C7", "gossip: equal sets render equal")}), True),
     Curated("render alternates between calls (laws)",
-            (Patch(RENDER, "@dataclass(frozen=True)\nclass Placement:", COUNTER),
+            (Patch(RENDER, PLACEMENT, COUNTER),
              Patch(RENDER, RENDERED,
                    ALTERNATING_RENDERED)),
             scoped_check("--only", "semilattice laws on concrete states", "--no-gossip", "--universe", "ties"),
@@ -269,8 +270,8 @@ CATALOG: tuple[Curated, ...] = (
             REALSTATE, frozenset({KNOWN_IDS}),
             why="two models with different inv_freq would merge as one"),
     Curated("content id hashes the values before the keys",
-            (Patch(FRAGMENT, "    h.update(tensor_bytes(keys))\n    h.update(tensor_bytes(values))\n",
-                   "    h.update(tensor_bytes(values))\n    h.update(tensor_bytes(keys))\n"),),
+            (Patch(FRAGMENT, "    _hash_bytes(h, keys)\n    _hash_bytes(h, values)\n",
+                   "    _hash_bytes(h, values)\n    _hash_bytes(h, keys)\n"),),
             REALSTATE, frozenset({KNOWN_IDS}), why="the canonical encoding's field order"),
     Curated("content id header omits the start position",
             (Patch(FRAGMENT, "                          layers, heads, tokens, head_dim, start)",

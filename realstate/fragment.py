@@ -7,6 +7,7 @@ little-endian bytes of all keys then all values in layer order (DESIGN.md)."""
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import struct
 import sys
@@ -23,6 +24,7 @@ from spec import FragmentSet, InputError, order_key
 CONTENT_ID_MAGIC = b"CMFRAG01"
 # magic, fingerprint digest, dtype code, 3 pad bytes, L, H, n, D, start
 _HEADER = struct.Struct("<8s32sB3xIIQIq")
+_LITTLE_ENDIAN = sys.byteorder == "little"
 
 
 def tensor_bytes(t: torch.Tensor) -> memoryview:
@@ -42,16 +44,27 @@ def content_id_of(fingerprint: Fingerprint, start: int, keys: torch.Tensor, valu
     header = _HEADER.pack(CONTENT_ID_MAGIC, fingerprint.digest, DTYPE_CODE[fingerprint.dtype],
                           layers, heads, tokens, head_dim, start)
     h = hashlib.sha256(header)
-    h.update(tensor_bytes(keys))
-    h.update(tensor_bytes(values))
+    _hash_bytes(h, keys)
+    _hash_bytes(h, values)
     return h.digest()
+
+
+def _hash_bytes(h: Any, t: torch.Tensor) -> None:
+    """Feed the bytes ``tensor_bytes(t)`` gives to ``h``.  A contiguous CPU tensor on a
+    little-endian machine is read where it lies, through its data pointer, while ``t`` is held
+    here: about 1 µs against 8 µs for the numpy view, and the checker hashes every render."""
+    if t.is_cpu and t.is_contiguous() and _LITTLE_ENDIAN:
+        if t.nbytes:
+            h.update((ctypes.c_char * t.nbytes).from_address(t.data_ptr()))
+    else:
+        h.update(tensor_bytes(t))
 
 
 class Fragment:
     """An immutable-by-contract cache contribution.  Do not mutate the tensors after creation:
     the content id was computed from their bytes."""
 
-    __slots__ = ("fingerprint", "start", "keys", "values", "content_id", "_order_value", "_order_key")
+    __slots__ = ("fingerprint", "start", "keys", "values", "tokens", "content_id", "_order_value", "_order_key")
 
     def __init__(self, fingerprint: Fingerprint, start: int, keys: torch.Tensor, values: torch.Tensor) -> None:
         _validate(fingerprint, start, keys, values)
@@ -59,6 +72,7 @@ class Fragment:
         self.start = start
         self.keys = keys.contiguous()
         self.values = values.contiguous()
+        self.tokens: int = keys.shape[2]  # read by every render: kept rather than asked of the tensor
         self.content_id = content_id_of(fingerprint, start, self.keys, self.values)
         self._order_value: float | None = None
         self._order_key: bytes | None = None
@@ -71,10 +85,6 @@ class Fragment:
         from realstate.adapter import fragment_from_cache  # the adapter imports this module
 
         return fragment_from_cache(cache, fingerprint, start)
-
-    @property
-    def tokens(self) -> int:
-        return self.keys.shape[2]
 
     @property
     def device(self) -> torch.device:
@@ -140,5 +150,9 @@ def _validate(fp: Fingerprint, start: int, keys: torch.Tensor, values: torch.Ten
 
 
 def fragment_set(fragments: Iterable[Fragment]) -> FragmentSet[Fragment]:
-    """The replicated state holding ``fragments`` (dedup by content id, never by object)."""
+    """The replicated state holding ``fragments`` (dedup by content id, never by object).  A
+    ``FragmentSet`` is that state already (its ids were checked when it was made): it is returned
+    as it is rather than rebuilt, which a checker would do once per render."""
+    if isinstance(fragments, FragmentSet):
+        return fragments
     return FragmentSet.of(fragments, lambda f: f.content_id)

@@ -26,6 +26,21 @@ def test_content_id_is_sha256_of_header_then_raw_little_endian_bytes():
     assert f.content_id == expected.digest()
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_content_id_reads_the_same_bytes_in_place_and_through_numpy(dtype):
+    """The zero-copy path (a contiguous CPU tensor read at its data pointer) hashes what the numpy
+    view gives, also for a contiguous view that starts inside a larger buffer; a strided view
+    takes the copying path and still hashes its logical bytes."""
+    from realstate.fragment import _hash_bytes, tensor_bytes
+
+    big = torch.randn(3, 2, 5, 4, generator=torch.Generator().manual_seed(3)).to(dtype)
+    for t in (big, big[1:], big[:, :, 1:3], big.transpose(2, 3)):
+        fast, slow = hashlib.sha256(), hashlib.sha256(tensor_bytes(t))
+        _hash_bytes(fast, t)
+        assert fast.digest() == slow.digest()
+        assert bytes(tensor_bytes(t)) == bits(t.contiguous()).numpy().tobytes()
+
+
 def test_content_id_changes_with_any_byte_start_or_fingerprint():
     fp = tiny_fingerprint()
     f = random_fragment(fp, 3, seed=1)
