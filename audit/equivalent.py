@@ -26,6 +26,12 @@ _ONLY_SELECTION = ("spec.registered with a claim id, or across parts, is read on
 _ONE_DEVICE = ("the gather-on-one-device step: with every fragment on the CPU, the inverted test moves tensors to "
                "the device they are already on, a no-op (a CUDA machine is needed to tell)")
 
+_HASH_PATH = ("content_id_of's choice between reading a tensor's bytes in place (contiguous, on the CPU, "
+              "little-endian machine) and tensor_bytes' numpy view: both give the same bytes (tests pin them "
+              "equal), and content_id_of only ever sees contiguous CPU tensors here (a Fragment keeps "
+              ".contiguous() copies, a render builds fresh buffers), so a changed test only moves a hash to the "
+              "other path")
+
 _BLOCKS = ("exact_order_value's block size (BLOCK_ELEMENTS, block_rows): the sums are exact row by row, "
            "so how many rows share a block changes the work, not a bit of m")
 _PATH_CHOICE = ("a threshold that picks which exact path computes a sum (finish a block now or gather its rows; "
@@ -158,7 +164,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/rope.py:36:operator_number:071f8317":
         "_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
         "one hold the same values",
-    "realstate/render.py:167:operator_number:0838a5d0":
+    "realstate/render.py:169:operator_number:0838a5d0":
         "naive_concat's default base: the naive render re-encodes nothing, so its bytes do not depend on the "
         "base, and the base is not part of the DynamicCache it returns",
     "realstate/order_value.py:57:operator_number:a4cd0307":
@@ -207,7 +213,7 @@ EQUIVALENT: dict[str, str] = {
     "spec/claims.py:170:operator_keywords:6281ee65": _ONLY_SELECTION,
     "spec/claims.py:170:operator_swap_op:72b1d4c8": _ONLY_SELECTION,
     "spec/claims.py:170:operator_swap_op:e19abd99": _ONLY_SELECTION,
-    "realstate/render.py:105:operator_swap_op:9f093efd": _ONE_DEVICE,
+    "realstate/render.py:107:operator_swap_op:9f093efd": _ONE_DEVICE,
     "spec/fragment_set.py:26:operator_number:2fda3295":
         "the seed of the 'shuffled' iteration order: any seed is a shuffle; the correct render passes under "
         "every order",
@@ -223,7 +229,10 @@ EQUIVALENT: dict[str, str] = {
         "the guard raises a clear TypeError when spec returns something other than a 64-bit word; with 'or' a "
         "word of another width passes it and the equality on the next line raises z3's sort mismatch instead: "
         "prove fails either way, and never on the correct code",
-    "realstate/fragment.py:31:operator_swap_op:8532bb8f":
+    "realstate/fragment.py:27:operator_swap_op:ed51d953": _HASH_PATH,
+    "realstate/fragment.py:56:operator_swap_op:7ac715e6": _HASH_PATH,
+    "realstate/fragment.py:56:operator_swap_op:e776e479": _HASH_PATH,
+    "realstate/fragment.py:33:operator_swap_op:8532bb8f":
         "tensor_bytes moves a non-CPU tensor to the CPU first; on this CPU-only machine every tensor is already "
         "there, so the inverted test changes nothing verify can run (on a CUDA machine the GPU replay's content "
         "ids would crash: that is the device check docs/RESULTS.md asks for)",
