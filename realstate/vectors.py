@@ -23,7 +23,7 @@ from realstate import properties as P
 from realstate.dtypes import storage_dtype
 from realstate.engine import CANONICAL, chunk_probes, chunked
 from realstate.fingerprint import Fingerprint
-from realstate.fragment import Fragment
+from realstate.fragment import Fragment, content_id_of
 from realstate.order_value import PATH_PROBES, exact_order_value
 from realstate.render import Rendered, bag_render, canonical_render, naive_render
 from spec import Check, ClaimResult, InputError
@@ -50,6 +50,16 @@ def load_vectors(path: Path | None = None) -> dict[str, Any]:
     if not isinstance(data, dict) or data.get("format") != VECTORS_FORMAT:
         raise InputError(f"{where}: not a {VECTORS_FORMAT} file")
     return data
+
+
+def _strided(t: torch.Tensor) -> torch.Tensor:
+    """The same elements as ``t``, bit for bit, in a non-contiguous view (every other element of a
+    wider buffer): a content id of it takes tensor_bytes' copying path, which a Fragment's own
+    contiguous tensors (read in place) never take."""
+    wide = torch.zeros((*t.shape[:-1], 2 * t.shape[-1]), dtype=t.dtype, device=t.device)
+    view = wide[..., ::2]
+    view.copy_(t)
+    return view
 
 
 def _tensor(bits_hex: list[str], dtype: str, shape: list[int]) -> torch.Tensor:
@@ -155,6 +165,9 @@ def check_known_answers(path: Path | None = None) -> list[ClaimResult]:
         answers = f["answers"]
         (m_bits,) = struct.unpack("<Q", struct.pack("<d", fragment.order_value))
         rows.expect("C5", ID_CHECK, f"fragment {label} content id", answers["content_id"], fragment.content_id.hex())
+        rows.expect("C5", ID_CHECK, f"fragment {label} content id (strided tensors)", answers["content_id"],
+                    content_id_of(fragment.fingerprint, fragment.start, _strided(fragment.keys),
+                                  _strided(fragment.values)).hex())
         rows.expect("C5", M_CHECK, f"fragment {label} m", answers["m_bits"], f"{m_bits:016x}")
         _expect_m_on_every_path(rows, f"fragment {label}", answers["m_bits"], fragment.middle_layer_keys())
         rows.expect("C5", KEY_CHECK, f"fragment {label} order key", answers["order_key"], fragment.order_key.hex())
