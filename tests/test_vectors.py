@@ -33,7 +33,8 @@ def test_the_product_reproduces_every_known_answer():
     rows = check_known_answers()
     assert [(r.claim, r.outcome.value) for r in rows] == [("C5", "holds")] * 3 + [("C3", "holds")]
     assert all(r.part == "realstate" and r.figure.endswith("vectors match") for r in rows)
-    # ids: 3 fingerprints x 2 + 22 fragments x 2 (contiguous, and strided: the copying path); m: 22 fragments and 3 stacks, each on 5 paths; keys: 22;
+    # ids: 3 fingerprints x 2 + 22 fragments x 2 (contiguous, and strided: the copying path);
+    # m: 22 fragments and 3 stacks, each on 5 paths; keys: 22;
     # renders: 12 layouts + 12 digests x 3 paths + 2 refusals
     assert sum(int(r.figure.split("/")[1].split()[0]) for r in rows) == 50 + 125 + 22 + 50
 
