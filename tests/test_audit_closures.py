@@ -1,5 +1,6 @@
 """The survivors of the full audit that verify's new inputs close (known answers R, S, T, U, V, the
-tiled m, the oracle row's one-fragment renders, probe layouts and third chunk size), planted in
+tiled m, the oracle row's one-fragment renders, probe layouts and third chunk size, content ids
+from strided tensors), planted in
 the source of a scratch copy and caught by `canonmerge realstate` itself.  Each is a product run,
 so they run with ``-m audit`` (docs/results/audit.md lists the same mutants and their kills)."""
 
@@ -11,7 +12,9 @@ from audit.scratch import Patch, ScratchCopy
 from tests.audit_helpers import failing_rows
 
 OV, ROPE, RENDER = "realstate/order_value.py", "realstate/rope.py", "realstate/render.py"
+FRAGMENT = "realstate/fragment.py"
 KNOWN_M = ("C5", "known answers: order values m (float64 bits, canonical NaN)")
+KNOWN_IDS = ("C5", "known answers: fingerprint digests and content ids")
 ORACLE = ("C3", "render equals the independent oracle")
 PLANTS = {
     "exponent shifted the wrong way (R)": (
@@ -62,6 +65,14 @@ PLANTS = {
         Patch(RENDER, "dtype=sources[0].dtype, device=device)",
               "dtype=sources[1].dtype, device=device)"),
         ORACLE),
+    "copying path byte-swaps on a little-endian machine (strided ids)": (
+        Patch(FRAGMENT, '    if sys.byteorder != "little":\n        array = array.byteswap()',
+              '    if sys.byteorder == "little":\n        array = array.byteswap()'),
+        KNOWN_IDS),
+    "strided tensor read in place (strided ids)": (
+        Patch(FRAGMENT, "if t.is_cpu and t.is_contiguous() and _LITTLE_ENDIAN:",
+              "if t.is_cpu or t.is_contiguous() and _LITTLE_ENDIAN:"),
+        KNOWN_IDS),
 }
 
 
