@@ -34,7 +34,7 @@ def tensor_bytes(t: torch.Tensor) -> memoryview:
         t = t.cpu()
     t = t.contiguous()
     array = t.view(BITS_VIEW[t.dtype]).numpy()
-    if sys.byteorder != "little":
+    if not _LITTLE_ENDIAN:
         array = array.byteswap()
     return memoryview(array).cast("B")
 

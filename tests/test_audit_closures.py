@@ -66,8 +66,8 @@ PLANTS = {
               "dtype=sources[1].dtype, device=device)"),
         ORACLE),
     "copying path byte-swaps on a little-endian machine (strided ids)": (
-        Patch(FRAGMENT, '    if sys.byteorder != "little":\n        array = array.byteswap()',
-              '    if sys.byteorder == "little":\n        array = array.byteswap()'),
+        Patch(FRAGMENT, "    if not _LITTLE_ENDIAN:\n        array = array.byteswap()",
+              "    if _LITTLE_ENDIAN:\n        array = array.byteswap()"),
         KNOWN_IDS),
     "strided tensor read in place (strided ids)": (
         Patch(FRAGMENT, "if t.is_cpu and t.is_contiguous() and _LITTLE_ENDIAN:",
