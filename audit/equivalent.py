@@ -26,10 +26,6 @@ _ONLY_SELECTION = ("spec.registered with a claim id, or across parts, is read on
 _ONE_DEVICE = ("the gather-on-one-device step: with every fragment on the CPU, the inverted test moves tensors to "
                "the device they are already on, a no-op (a CUDA machine is needed to tell)")
 
-_HASH_PATH = ("_LITTLE_ENDIAN only lets content_id_of read a contiguous CPU tensor in place; false, every "
-              "tensor takes tensor_bytes' numpy view, which gives the same bytes on this little-endian machine "
-              "(tests pin both paths equal; verify drives both, the copying one with strided tensors)")
-
 _BLOCKS = ("exact_order_value's block size (BLOCK_ELEMENTS, block_rows): the sums are exact row by row, "
            "so how many rows share a block changes the work, not a bit of m")
 _PATH_CHOICE = ("a threshold that picks which exact path computes a sum (finish a block now or gather its rows; "
@@ -227,7 +223,6 @@ EQUIVALENT: dict[str, str] = {
         "the guard raises a clear TypeError when spec returns something other than a 64-bit word; with 'or' a "
         "word of another width passes it and the equality on the next line raises z3's sort mismatch instead: "
         "prove fails either way, and never on the correct code",
-    "realstate/fragment.py:27:operator_swap_op:ed51d953": _HASH_PATH,
     "realstate/fragment.py:33:operator_swap_op:8532bb8f":
         "tensor_bytes moves a non-CPU tensor to the CPU first; on this CPU-only machine every tensor is already "
         "there, so the inverted test changes nothing verify can run (on a CUDA machine the GPU replay's content "
