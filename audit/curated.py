@@ -28,7 +28,7 @@ RENDER, ENGINE, FRAGMENT = "realstate/render.py", "realstate/engine.py", "realst
 ROPE, ORDER_VALUE, FINGERPRINT = "realstate/rope.py", "realstate/order_value.py", "realstate/fingerprint.py"
 SPEC_ORDERING, SPEC_SET = "spec/ordering.py", "spec/fragment_set.py"
 
-SORTED_RETURN = "    return render_layout(layout(engine.order(members), base), base, engine)"
+SORTED_LAYOUT = "        layouts.append(layout(engine.order(members), base))"
 DELTA = "p.offset - f.start if reencode else 0"
 ORDER_KEY_SPEC = 'return total_order_bits(m).to_bytes(8, "big") + require_content_id(content_id)'
 ORDER_KEY_PROOFS = "    return z3.Concat(total_order_bits(m), content_id)\n"
@@ -38,10 +38,9 @@ SPLIT_Q = "q1, q2 = q.split_with_sizes([half, half], dim=-1)"
 ADD_SMALL = "    turned.add_(swapped)  # [k1·c − k2·s, k2·c + k1·s]\n"
 SUB_LARGE = "            x1.sub_(q2)  # k1·c − k2·s\n"
 VALUES_APPEND = "        values.append(f.values)\n"
-RENDERED = "    return Rendered(fp, base, keys, torch.cat(values, dim=2), list(placements))"
+PREPARED = "    prepared = [_prepare(p, base, reencode) for p in layouts]"
 ORDER_KEY_CALL = "order_key(self.order_value, self.content_id)"
-ALTERNATING_RENDERED = ("    return Rendered(fp, base + next(_CALLS) % 2, keys, torch.cat(values, dim=2), "
-                        "list(placements))")
+ALTERNATING_BASE = "    base += next(_CALLS) % 2  # every render of one call gets the same base\n" + PREPARED
 PLACEMENT = "class Placement(NamedTuple):"
 COUNTER = "_CALLS = __import__('itertools').count()\n\n\n" + PLACEMENT
 
@@ -94,31 +93,29 @@ def _prove(name: str, patches: list[Patch], only: str, must_fail: str | None = N
 CATALOG: tuple[Curated, ...] = (
     # --- found by the review: slipped through check/realstate --------------------------------------
     Curated("sort skipped from N = 4 on",
-            (Patch(RENDER, SORTED_RETURN, "    return render_layout(layout(engine.order(members) if len(members) < 4 "
-                                          "else members, base), base, engine)"),),
+            (Patch(RENDER, SORTED_LAYOUT, "        layouts.append(layout(engine.order(members) if len(members) < 4 "
+                                          "else members, base))"),),
             CHECK_C3_RANDOM, frozenset({("C3", "permutations")}), True),
     Curated("tie-break by object identity",
             (Patch(ENGINE, "    return fragment.order_key",
                    "    return fragment.order_key[:8] + id(fragment).to_bytes(8, 'big')"),),
             CHECK_C3_TIES, frozenset({("C3", "engine order over every input order")}), True),
     Curated("dict insertion order instead of the sort",
-            (Patch(RENDER, "    members = list(engine.collect(fragments))\n" + SORTED_RETURN,
-                   "    members = list({f.content_id: f for f in fragments}.values())\n"
-                   "    return render_layout(layout(members, base), base, engine)"),),
+            (Patch(RENDER, "        members = list(engine.collect(state))\n" + SORTED_LAYOUT,
+                   "        members = list({f.content_id: f for f in state}.values())\n"
+                   "        layouts.append(layout(members, base))"),),
             CHECK_C3_RANDOM, frozenset({("C3", "permutations")}), True),
     Curated("engine key without the content-id tie-break",
             (Patch(ENGINE, "    return fragment.order_key", "    return fragment.order_key[:8]"),),
             CHECK_C3_TIES, frozenset({("C3", "permutations")}), True),
     Curated("render alternates between calls (gossip)",
             (Patch(RENDER, PLACEMENT, COUNTER),
-             Patch(RENDER, RENDERED,
-                   ALTERNATING_RENDERED)),
+             Patch(RENDER, PREPARED, ALTERNATING_BASE)),
             scoped_check("--only", "C7", "--universe", "ties", "--replicas", "2", "--fragments", "2"),
             frozenset({("C7", "gossip: equal sets render equal")}), True),
     Curated("render alternates between calls (laws)",
             (Patch(RENDER, PLACEMENT, COUNTER),
-             Patch(RENDER, RENDERED,
-                   ALTERNATING_RENDERED)),
+             Patch(RENDER, PREPARED, ALTERNATING_BASE)),
             scoped_check("--only", "semilattice laws on concrete states", "--no-gossip", "--universe", "ties"),
             frozenset({("C1", "semilattice laws on concrete states")}), True),
     Curated("first placement not re-encoded (check)",
@@ -245,7 +242,7 @@ CATALOG: tuple[Curated, ...] = (
     Curated("a fragment's values re-encoded too",
             (Patch(RENDER, VALUES_APPEND,
                    "        values.append(__import__('realstate.rope', fromlist=['rope']).reencode_keys(\n"
-                   "            f.values, p.offset - f.start, engine.frequencies(fp)) if reencode else f.values)\n"),),
+                   "            f.values, p.offset - f.start, fp.inv_freq) if reencode else f.values)\n"),),
             CHECK_ORACLE, frozenset({ORACLE_ROW}),
             why="RoPE applied to V as well as K: values must never be touched"),
     Curated("values written from the keys",
@@ -313,7 +310,7 @@ CATALOG: tuple[Curated, ...] = (
                    "def bag_merge(fragments: Sequence[Fragment], base: int = 1)"),),
             REALSTATE, frozenset({ORACLE_ROW}), why="the library API's default, which no product caller used"),
     Curated("per-fragment render path writes every fragment at the start",
-            (Patch(RENDER, "            position += n\n", "            position += 0\n"),),
+            (Patch(RENDER, "        position += n\n", "        position += 0\n"),),
             REALSTATE, frozenset({ORACLE_ROW}),
             why="the path engines without a batched re-encoding take (verify renders it with PER_FRAGMENT)"),
     Curated("chunked re-encoding reads the first chunk's rotation table for every chunk",

@@ -111,6 +111,8 @@ class Backend(Protocol[F, S]):
     def bag_digest(self, fragments: Sequence[F], base: int = 0) -> str:
         """SHA-256 hex of BagMerge of ``fragments`` in list order at ``base``, duplicates kept."""
 
+    # Optional: render_digests(states, base) -> list[str], render_digest of each state, in order
+    # (each state still rendered from its own fragments; only fixed per-call costs may be shared).
     # Optional, for the byte oracle (a backend without them is not compared with oracle/):
     #   fingerprint_digest(geometry) -> bytes            the 32-byte digest its content ids frame
     #   render_bytes(state, base) -> oracle.RenderBytes  its canonical render, as bytes

@@ -3,8 +3,10 @@ states, and the refinement of the abstract model by the backend.
 
 Every ordering's state is built by folding ``backend.merge`` over ``backend.singleton``s in that
 order or tree (a re-delivery is ``backend.copy``: a distinct object with equal content), and
-``backend.render_digest`` is called for every one of them: nothing is memoized by set, since a
-memo keyed by the set would make the C3 checks compare a render with itself.  The laws memoize
+every one of them is rendered (``backend.render_digest``, or ``render_digests`` on a batch of
+states, which may share the fixed cost of its torch calls but renders each state from its own
+fragments): nothing is memoized by set, since a memo keyed by the set would make the C3 checks
+compare a render with itself.  The laws memoize
 renders only by the identity of the state object (a state built once is rendered once; two
 distinct objects holding the same set are always rendered by two calls).
 
@@ -31,6 +33,17 @@ from modelcheck.unions import Leaves, comb_states, tree_states
 from spec import Check, Progress, canonical_order, no_progress
 from spec.fragment_set import current_iteration_order, reseed_shuffle
 from spec.laws import order_violations, semilattice_violations
+
+
+# C3 schedules rendered per ``render_many`` call: enough that a batch's fixed cost is small
+# beside its renders, few enough that the states held meanwhile are nothing
+RENDER_BATCH = 128
+
+
+def _batches(pairs: Iterable[tuple[Any, Any]], size: int) -> Iterator[list[tuple[Any, Any]]]:
+    it = iter(pairs)
+    while batch := list(itertools.islice(it, size)):
+        yield batch
 
 
 @dataclass
@@ -136,6 +149,15 @@ class UniverseCheck:
     def render(self, state: Any) -> str:
         self.renders += 1
         return self.backend.render_digest(state, self.base)
+
+    def render_many(self, states: list[Any]) -> list[str]:
+        """One render per state, as ``render`` gives it; a backend with ``render_digests`` may
+        share the fixed cost of its torch calls between them (never their bytes)."""
+        self.renders += len(states)
+        many = getattr(self.backend, "render_digests", None)
+        if many is None:
+            return [self.backend.render_digest(s, self.base) for s in states]
+        return many(states, self.base)
 
     def render_once(self, state: Any) -> str:
         """Render a state object once; the memo is keyed by the object (kept alive), never by
@@ -278,17 +300,17 @@ class UniverseCheck:
             tally = self.tallies.of(check, units[check], digests_per_set) if wanted else Tally(check, units[check])
             started = time.perf_counter()
             count, digests = 0, {ref}
-            for key, state in pairs():
-                count += 1
+            for batch in _batches(pairs(), 1 if shuffled else RENDER_BATCH):
                 if shuffled:  # a schedule and its replayed trace see the same shuffles
-                    reseed_shuffle(en.render_expr(to_expr(key)))
-                digest = self.render(state)
-                digests.add(digest)
-                self.oracle_check(indices, lambda k=key, f=to_expr: f(k), state, digest)
-                if digest != ref:
-                    row.violations += 1
-                    tally.fail(self.universe.name,
-                               lambda k=key, f=to_expr, c=check: self.c3_trace(c, ref_expr, f(k)))
+                    reseed_shuffle(en.render_expr(to_expr(batch[0][0])))
+                for (key, state), digest in zip(batch, self.render_many([state for _, state in batch])):
+                    count += 1
+                    digests.add(digest)
+                    self.oracle_check(indices, lambda k=key, f=to_expr: f(k), state, digest)
+                    if digest != ref:
+                        row.violations += 1
+                        tally.fail(self.universe.name,
+                                   lambda k=key, f=to_expr, c=check: self.c3_trace(c, ref_expr, f(k)))
             tally.checked += count
             tally.seconds += time.perf_counter() - started
             tally.details["max digests per set"] = max(tally.details.get("max digests per set", 0), len(digests))

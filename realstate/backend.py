@@ -17,7 +17,7 @@ from realstate.dtypes import storage_dtype
 from realstate.engine import CANONICAL, Engine
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment
-from realstate.render import bag_render, canonical_render
+from realstate.render import bag_render, canonical_render, canonical_renders
 from spec import FragmentSet
 
 SYNTHETIC_MAX_POSITIONS = 1 << 20
@@ -99,6 +99,9 @@ class RealstateBackend:
 
     def render_digest(self, state: object, base: int = 0) -> str:
         return canonical_render(state, base, engine=self.engine).digest()  # type: ignore[arg-type]
+
+    def render_digests(self, states: Sequence[object], base: int = 0) -> list[str]:
+        return [r.digest() for r in canonical_renders(states, base, engine=self.engine)]  # type: ignore[arg-type]
 
     def bag_digest(self, fragments: Sequence[Fragment], base: int = 0) -> str:
         return bag_render(fragments, base, engine=self.engine).digest()

@@ -86,11 +86,18 @@ def layout(ordered: Sequence[Fragment], base: int = 0) -> list[Placement]:
     return placements
 
 
-def render_layout(placements: Sequence[Placement], base: int, engine: Engine = CANONICAL,
-                  reencode: bool = True) -> Rendered:
-    """Write every fragment, re-encoded to its offset, into one buffer per tensor: values by one
-    concatenation, keys by one batched re-encoding (an engine whose re-encoding has no batched
-    twin, e.g. a planted bug, is called once per fragment instead)."""
+class _Prepared(NamedTuple):
+    """One layout checked and taken apart for writing: its fragments' tensors and (tokens, δ)."""
+
+    fingerprint: Fingerprint
+    placements: list[Placement]
+    sources: list[torch.Tensor]
+    values: list[torch.Tensor]
+    spans: tuple[tuple[int, int], ...]
+    total: int
+
+
+def _prepare(placements: Sequence[Placement], base: int, reencode: bool) -> _Prepared:
     fragments = [p.fragment for p in placements]
     fp = _common_fingerprint(fragments)
     sources, values, spans, total = [], [], [], 0
@@ -107,23 +114,84 @@ def render_layout(placements: Sequence[Placement], base: int, engine: Engine = C
     if any(k.device != device for k in sources):  # rare: gather on the first fragment's device
         sources = [k.to(device) for k in sources]
         values = [v.to(device) for v in values]
-    inv_freq = engine.frequencies(fp)
+    return _Prepared(fp, list(placements), sources, values, tuple(spans), total)
+
+
+def render_layout(placements: Sequence[Placement], base: int, engine: Engine = CANONICAL,
+                  reencode: bool = True) -> Rendered:
+    """Write every fragment, re-encoded to its offset, into one buffer per tensor: values by one
+    concatenation, keys by one batched re-encoding (an engine whose re-encoding has no batched
+    twin, e.g. a planted bug, is called once per fragment instead)."""
+    return render_layouts([placements], base, engine, reencode)[0]
+
+
+def render_layouts(layouts: Sequence[Sequence[Placement]], base: int, engine: Engine = CANONICAL,
+                   reencode: bool = True) -> list[Rendered]:
+    """``render_layout`` of each layout, in order.  Layouts with the same fingerprint object,
+    device and (tokens, δ) spans are written together: their i-th sources stacked on a new
+    leading axis, so one re-encoding and one concatenation write them all as [B·L, H, T, D].
+    The arithmetic is elementwise and the spans are each layout's own, so every render holds
+    the bytes it would alone (tested); what is shared is only the fixed cost of the torch calls,
+    which is most of the cost of a checker's tiny render.  Each render's tensors are
+    contiguous views into its batch."""
+    prepared = [_prepare(p, base, reencode) for p in layouts]
     batched = _BATCHED_REENCODE.get(engine.reencode)
-    if batched is not None:
-        keys = batched(sources, tuple(spans), inv_freq, chunk_elements=engine.chunk_elements)
-    else:
-        keys = torch.empty((fp.layers, fp.kv_heads, total, fp.head_dim), dtype=sources[0].dtype, device=device)
-        position = 0
-        for source, (n, delta) in zip(sources, spans):
-            engine.reencode(keys[:, :, position:position + n], source, delta, inv_freq)
-            position += n
-    return Rendered(fp, base, keys, torch.cat(values, dim=2), list(placements))
+    if batched is None:
+        return [_render_each(p, base, engine) for p in prepared]
+    groups: dict[tuple[int, tuple[tuple[int, int], ...], torch.device], list[int]] = {}
+    for i, p in enumerate(prepared):
+        groups.setdefault((id(p.fingerprint), p.spans, p.sources[0].device), []).append(i)
+    rendered: list[Rendered] = [None] * len(prepared)  # type: ignore[list-item]
+    for members in groups.values():
+        batch = [prepared[i] for i in members]
+        for i, r in zip(members, _render_batch(batch, base, engine, batched)):
+            rendered[i] = r
+    return rendered
+
+
+def _render_batch(batch: list[_Prepared], base: int, engine: Engine,
+                  batched: Callable[..., torch.Tensor]) -> list[Rendered]:
+    first = batch[0]
+    fp = first.fingerprint
+    inv_freq = engine.frequencies(fp)
+    if len(batch) == 1:
+        keys = batched(first.sources, first.spans, inv_freq, chunk_elements=engine.chunk_elements)
+        return [Rendered(fp, base, keys, torch.cat(first.values, dim=2), first.placements)]
+    count = len(batch)
+    stacked = [torch.stack(column).flatten(0, 1) for column in zip(*(p.sources for p in batch))]
+    keys = batched(stacked, first.spans, inv_freq, chunk_elements=engine.chunk_elements)
+    keys = keys.view(count, -1, *keys.shape[1:])
+    values = torch.cat([torch.stack(column) for column in zip(*(p.values for p in batch))], dim=3)
+    return [Rendered(fp, base, keys[j], values[j], p.placements) for j, p in enumerate(batch)]
+
+
+def _render_each(p: _Prepared, base: int, engine: Engine) -> Rendered:
+    """The per-fragment path: ``engine.reencode`` writes each fragment's slice of the keys."""
+    fp = p.fingerprint
+    inv_freq = engine.frequencies(fp)
+    keys = torch.empty((fp.layers, fp.kv_heads, p.total, fp.head_dim), dtype=p.sources[0].dtype,
+                       device=p.sources[0].device)
+    position = 0
+    for source, (n, delta) in zip(p.sources, p.spans):
+        engine.reencode(keys[:, :, position:position + n], source, delta, inv_freq)
+        position += n
+    return Rendered(fp, base, keys, torch.cat(p.values, dim=2), p.placements)
+
+
+def canonical_renders(states: Iterable[Iterable[Fragment]], base: int = 0,
+                      engine: Engine = CANONICAL) -> list[Rendered]:
+    """``canonical_render`` of each state: each one's members collected and ordered on their own
+    (nothing is shared between states but the torch calls of ``render_layouts``)."""
+    layouts = []
+    for state in states:
+        members = list(engine.collect(state))
+        layouts.append(layout(engine.order(members), base))
+    return render_layouts(layouts, base, engine)
 
 
 def canonical_render(fragments: Iterable[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:
     """CanonicalMerge of the *set* of ``fragments`` (duplicates by content id count once)."""
-    members = list(engine.collect(fragments))
-    return render_layout(layout(engine.order(members), base), base, engine)
+    return canonical_renders([fragments], base, engine)[0]
 
 
 def bag_render(fragments: Sequence[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:

@@ -40,6 +40,7 @@ from realstate.render import (
     bag_render,
     canonical_merge,
     canonical_render,
+    canonical_renders,
     layout,
     naive_concat,
     naive_render,
@@ -458,17 +459,49 @@ def c3_oracle(r: Replay) -> ClaimResult:
         if mismatches:
             failures.append({"mode": mode, "base": base, "engine": engine.name, "fragments": len(subset),
                              "first": [str(m) for m in mismatches]})
+    together_engines = engines[:-1]  # the batched paths (the per-fragment engine renders one at a time)
+    together_count, together = _together_mismatches(r, together_engines)
+    failures += together
     api = _public_api_mismatches(r)
     failures += api
-    checked = len(fragments) + len(r.rendered) + len(cases) + len(PUBLIC_API) + 1
+    checked = len(fragments) + len(r.rendered) + len(cases) + len(PUBLIC_API) + 1 + together_count
     return P.ORACLE.tally(checked, len(failures), "fragments and renders", time.perf_counter() - started,
                           figure=f"{checked - len(failures)}/{checked} equal: {len(fragments)} fragments' "
                                  f"ids, m and keys; {len(r.rendered)} distinct renders of {r.renders}; "
                                  f"{len(cases)} renders of the full set, of one fragment and of two probe "
                                  f"layouts (canonical, bag, naive at base 0 and {ORACLE_BASE}, each on the small "
-                                 f"path, three chunk sizes and the per-fragment path); {len(PUBLIC_API) + 1} "
+                                 f"path, three chunk sizes and the per-fragment path); "
+                                 f"{together_count} renders of sets written together ({len(together_engines)} "
+                                 f"paths, both bases); {len(PUBLIC_API) + 1} "
                                  f"library calls with their defaults (the three DynamicCache renders, layout)",
                           failures=failures[:5])
+
+
+def _together_states(fragments: Sequence[Fragment]) -> list[list[Fragment]]:
+    """Sets that ``canonical_renders`` writes in shared batches: the full set, the same set with
+    every key and value negated (other bytes, the same tokens, starts and m — squared norms do
+    not see a sign — so the same layout shape), the full set in reverse, and the first fragment
+    and its negated twin.  A batch that mixed up its members' tensors shows in the twins."""
+    twins = [Fragment(f.fingerprint, f.start, -f.keys, -f.values) for f in fragments]
+    return [list(fragments), twins, list(fragments)[::-1], twins[:1], list(fragments[:1])]
+
+
+def _together_mismatches(r: Replay, engines: Sequence[Engine]) -> tuple[int, list[dict[str, Any]]]:
+    """Each of ``_together_states`` rendered in one ``canonical_renders`` call per engine and
+    base, against the oracle's render of that set (one count per set, engine and base)."""
+    import oracle
+    from realstate.oracle_bridge import oracle_render, render_bytes
+
+    states = _together_states(r.fragments)
+    wanted = {(i, base): oracle_render("canonical", s, base) for i, s in enumerate(states) for base in (0, ORACLE_BASE)}
+    failures: list[dict[str, Any]] = []
+    for engine in engines:
+        for base in (0, ORACLE_BASE):
+            for i, got in enumerate(canonical_renders(states, base, engine)):
+                if mismatches := oracle.compare(render_bytes(got), wanted[i, base], limit=3):
+                    failures.append({"together": i, "base": base, "engine": engine.name,
+                                     "first": [str(m) for m in mismatches]})
+    return len(engines) * 2 * len(states), failures
 
 
 def _layout_probes(fragments: Sequence[Fragment]) -> list[list[Fragment]]:

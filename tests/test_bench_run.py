@@ -102,8 +102,8 @@ def test_command_writes_json_and_figures_and_a_source_patch_fails_with_exit_1(tm
                                                 "order_spread.png"}
     copy = ScratchCopy(tmp_path / "scratch").apply(Patch(
         "realstate/render.py",
-        "return render_layout(layout(engine.order(members), base), base, engine)",
-        "return render_layout(layout(list(fragments), base), base, engine)"))  # CanonicalMerge in arrival order
+        "layouts.append(layout(engine.order(members), base))",
+        "layouts.append(layout(list(state), base))"))  # CanonicalMerge in arrival order
     done = copy.run(*CLI_ONE_CELL, "--out", str(tmp_path / "bad"), timeout=600)
     assert done.returncode == 1, done.stderr[-2000:]
     rows = {r["check"]: r for r in json.loads(done.stdout)["claims"]}

@@ -336,3 +336,39 @@ def test_reencode_into_refuses_a_destination_of_another_shape():
     with pytest.raises(ValueError, match=r"destination \(2, 5, 8\) != keys \(2, 4, 8\)"):
         reencode_into(torch.zeros((2, 5, 8), dtype=torch.bfloat16), torch.zeros((2, 4, 8), dtype=torch.bfloat16),
                       1, [1.0, 0.5, 0.25, 0.125])
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "float32"])
+@pytest.mark.parametrize("chunk", [None, 16])
+def test_renders_written_together_hold_the_bytes_each_gives_alone(dtype, chunk):
+    """``canonical_renders`` batches the torch calls of states whose layouts share a shape
+    (stacked as [B·L, H, T, D], small or chunked path); each render must still be the bytes
+    ``canonical_render`` gives that state alone, in the order given, with its own layout —
+    across mixed groups (other sets, another fingerprint) and for a per-fragment engine."""
+    import dataclasses
+
+    from realstate.engine import CANONICAL, chunked
+    from realstate.render import canonical_renders
+    from realstate.rope import reencode_into
+
+    engine = CANONICAL if chunk is None else chunked(CANONICAL, chunk)
+    per_fragment = dataclasses.replace(engine, name="per-fragment", reencode=lambda *args: reencode_into(*args))
+    fp, other = tiny_fingerprint(dtype), tiny_fingerprint(dtype, layers=3)
+    fs = [random_fragment(fp, n, seed=n, start=s) for n, s in ((3, 0), (2, 9), (4, 1), (1, 2))]
+    gs = [random_fragment(other, n, seed=10 + n, start=s) for n, s in ((2, 4), (3, 0))]
+    states = [fragment_set(p) for p in itertools.permutations(fs[:3])]
+    twins = [Fragment(fp, f.start, -f.keys, -f.values) for f in fs[:3]]  # other bytes, the same layout shape
+    states += [fragment_set(twins), fragment_set(fs[1:]), fragment_set([fs[0]]), fragment_set(gs),
+               fragment_set(gs[::-1]), fragment_set([*fs[:3], fs[1].copy()]), fragment_set(fs)]
+    for eng in (engine, per_fragment):
+        for base in (0, 7):
+            together = canonical_renders(states, base, engine=eng)
+            alone = [canonical_render(s, base, engine=eng) for s in states]
+            assert [r.digest() for r in together] == [r.digest() for r in alone]
+            for a, b in zip(together, alone):
+                assert a.keys.is_contiguous() and a.values.is_contiguous()
+                assert a.keys.shape == b.keys.shape and a.base == b.base
+                assert [(p.fragment.content_id, p.offset) for p in a.layout] == \
+                       [(p.fragment.content_id, p.offset) for p in b.layout]
+                assert torch.equal(bits(a.keys), bits(b.keys)) and torch.equal(bits(a.values), bits(b.values))
+    assert canonical_renders([]) == []
