@@ -62,8 +62,15 @@ PLANTS = {
               "x[:, lo - r0:hi + r0].copy_"),
         ORACLE),
     "per-fragment path reads a second fragment (one fragment alone)": (
-        Patch(RENDER, "dtype=sources[0].dtype, device=device)",
-              "dtype=sources[1].dtype, device=device)"),
+        Patch(RENDER, "dtype=p.sources[0].dtype,", "dtype=p.sources[1].dtype,"),
+        ORACLE),
+    "renders written together share the first one's values (sets rendered together)": (
+        Patch(RENDER, "Rendered(fp, base, keys[j], values[j], p.placements)",
+              "Rendered(fp, base, keys[j], values[0], p.placements)"),
+        ORACLE),
+    "renders written together share the first one's keys (sets rendered together)": (
+        Patch(RENDER, "Rendered(fp, base, keys[j], values[j], p.placements)",
+              "Rendered(fp, base, keys[0], values[j], p.placements)"),
         ORACLE),
     "copying path byte-swaps on a little-endian machine (strided ids)": (
         Patch(FRAGMENT, "    if not _LITTLE_ENDIAN:\n        array = array.byteswap()",
