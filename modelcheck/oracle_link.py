@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import oracle
@@ -26,7 +27,11 @@ def _flat_bytes(t: Sequence[Any], width: int) -> bytes:
     return struct.pack(f"<{len(flat)}{'H' if width == 16 else 'I'}", *flat)
 
 
+@lru_cache(maxsize=1024)
 def fragment_data(geometry: Geometry, desc: FragmentDesc, fingerprint_digest: bytes) -> oracle.FragmentData:
+    """The oracle's input for one description, kept per process: the oracle computes a fragment's
+    m once per ``FragmentData`` (milliseconds, in plain integers), and every shard of a universe
+    hands it the same descriptions.  Only the oracle's own inputs are kept, never a render."""
     width = DTYPE_BITS[geometry.dtype]
     return oracle.FragmentData(fingerprint_digest, geometry.dtype, geometry.layers, geometry.kv_heads,
                                desc.tokens, geometry.head_dim, desc.start, _flat_bytes(desc.keys, width),

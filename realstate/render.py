@@ -138,6 +138,8 @@ def render_layouts(layouts: Sequence[Sequence[Placement]], base: int, engine: En
     batched = _BATCHED_REENCODE.get(engine.reencode)
     if batched is None:
         return [_render_each(p, base, engine) for p in prepared]
+    if len(prepared) == 1:  # one render (every call but the checker's): nothing to group
+        return _render_batch(prepared, base, engine, batched)
     groups: dict[tuple[int, tuple[tuple[int, int], ...], torch.device], list[int]] = {}
     for i, p in enumerate(prepared):
         groups.setdefault((id(p.fingerprint), p.spans, p.sources[0].device), []).append(i)
@@ -162,7 +164,7 @@ def _render_batch(batch: list[_Prepared], base: int, engine: Engine,
     keys = batched(stacked, first.spans, inv_freq, chunk_elements=engine.chunk_elements)
     keys = keys.view(count, -1, *keys.shape[1:])
     values = torch.cat([torch.stack(column) for column in zip(*(p.values for p in batch))], dim=3)
-    return [Rendered(fp, base, keys[j], values[j], p.placements) for j, p in enumerate(batch)]
+    return [Rendered(fp, base, k, v, p.placements) for k, v, p in zip(keys.unbind(), values.unbind(), batch)]
 
 
 def _render_each(p: _Prepared, base: int, engine: Engine) -> Rendered:

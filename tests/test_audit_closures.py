@@ -65,12 +65,12 @@ PLANTS = {
         Patch(RENDER, "dtype=p.sources[0].dtype,", "dtype=p.sources[1].dtype,"),
         ORACLE),
     "renders written together share the first one's values (sets rendered together)": (
-        Patch(RENDER, "Rendered(fp, base, keys[j], values[j], p.placements)",
-              "Rendered(fp, base, keys[j], values[0], p.placements)"),
+        Patch(RENDER, "zip(keys.unbind(), values.unbind(), batch)",
+              "zip(keys.unbind(), values[:1].expand_as(values).unbind(), batch)"),
         ORACLE),
     "renders written together share the first one's keys (sets rendered together)": (
-        Patch(RENDER, "Rendered(fp, base, keys[j], values[j], p.placements)",
-              "Rendered(fp, base, keys[0], values[j], p.placements)"),
+        Patch(RENDER, "zip(keys.unbind(), values.unbind(), batch)",
+              "zip(keys[:1].expand_as(keys).unbind(), values.unbind(), batch)"),
         ORACLE),
     "copying path byte-swaps on a little-endian machine (strided ids)": (
         Patch(FRAGMENT, "    if not _LITTLE_ENDIAN:\n        array = array.byteswap()",
