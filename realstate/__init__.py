@@ -21,6 +21,7 @@ _EXPORTS = {
     "bag_merge": "realstate.render",
     "canonical_merge": "realstate.render",
     "canonical_render": "realstate.render",
+    "canonical_renders": "realstate.render",
     "naive_concat": "realstate.render",
 }
 __all__ = sorted(_EXPORTS)

@@ -5,7 +5,9 @@
 - ``bag_merge(list)``: the same in list order, duplicates kept (the prior-work baseline).
 - ``naive_concat(list)``: list order, no re-encoding (what public prior-work code does).
 
-Each has a ``*_render`` twin returning ``Rendered`` (tensors, layout, digest) for checking.
+Each has a ``*_render`` twin returning ``Rendered`` (tensors, layout, digest) for checking;
+``canonical_renders`` renders many states in one call (each from its own fragments, the torch
+calls shared between renders of one layout shape), which is how the checker renders its orderings.
 Merging never re-encodes; only a render does, once, from the stored positions."""
 
 from __future__ import annotations

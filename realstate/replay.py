@@ -477,31 +477,41 @@ def c3_oracle(r: Replay) -> ClaimResult:
                           failures=failures[:5])
 
 
-def _together_states(fragments: Sequence[Fragment]) -> list[list[Fragment]]:
-    """Sets that ``canonical_renders`` writes in shared batches: the full set, the same set with
-    every key and value negated (other bytes, the same tokens, starts and m — squared norms do
-    not see a sign — so the same layout shape), the full set in reverse, and the first fragment
-    and its negated twin.  A batch that mixed up its members' tensors shows in the twins."""
+def _together_calls(fragments: Sequence[Fragment]) -> list[list[list[Fragment]]]:
+    """The states of each ``canonical_renders`` call: first the full set, the same set with every
+    key and value negated (other bytes, the same tokens, starts and m — squared norms do not see
+    a sign — so the same layout shape), the full set in reverse, and the first fragment and its
+    negated twin (two batches; one that mixed up its members' tensors shows in the twins); then
+    two states of different shapes in one call (each its own batch of one)."""
     twins = [Fragment(f.fingerprint, f.start, -f.keys, -f.values) for f in fragments]
-    return [list(fragments), twins, list(fragments)[::-1], twins[:1], list(fragments[:1])]
+    return [[list(fragments), twins, list(fragments)[::-1], twins[:1], list(fragments[:1])],
+            [list(fragments), list(fragments[:1])]]
 
 
 def _together_mismatches(r: Replay, engines: Sequence[Engine]) -> tuple[int, list[dict[str, Any]]]:
-    """Each of ``_together_states`` rendered in one ``canonical_renders`` call per engine and
+    """Each call of ``_together_calls`` made with ``canonical_renders`` per engine and
     base, against the oracle's render of that set (one count per set, engine and base)."""
     import oracle
     from realstate.oracle_bridge import oracle_render, render_bytes
 
-    states = _together_states(r.fragments)
-    wanted = {(i, base): oracle_render("canonical", s, base) for i, s in enumerate(states) for base in (0, ORACLE_BASE)}
+    calls = _together_calls(r.fragments)
+    wanted = {(c, i, base): oracle_render("canonical", s, base) for c, states in enumerate(calls)
+              for i, s in enumerate(states) for base in (0, ORACLE_BASE)}
     failures: list[dict[str, Any]] = []
     for engine in engines:
         for base in (0, ORACLE_BASE):
-            for i, got in enumerate(canonical_renders(states, base, engine)):
-                if mismatches := oracle.compare(render_bytes(got), wanted[i, base], limit=3):
-                    failures.append({"together": i, "base": base, "engine": engine.name,
-                                     "first": [str(m) for m in mismatches]})
-    return len(engines) * 2 * len(states), failures
+            for c, states in enumerate(calls):
+                try:
+                    rendered = canonical_renders(states, base, engine)
+                except (IndexError, ValueError, RuntimeError, TypeError) as exc:  # a crash is a mismatch, named
+                    failures.append({"together": c, "base": base, "engine": engine.name,
+                                     "first": [f"the render raised {type(exc).__name__}: {exc}"]})
+                    continue
+                for i, got in enumerate(rendered):
+                    if mismatches := oracle.compare(render_bytes(got), wanted[c, i, base], limit=3):
+                        failures.append({"together": f"{c}.{i}", "base": base, "engine": engine.name,
+                                         "first": [str(m) for m in mismatches]})
+    return len(engines) * 2 * sum(len(states) for states in calls), failures
 
 
 def _layout_probes(fragments: Sequence[Fragment]) -> list[list[Fragment]]:
