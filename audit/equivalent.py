@@ -158,7 +158,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/rope.py:36:operator_number:071f8317":
         "_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
         "one hold the same values",
-    "realstate/render.py:169:operator_number:0838a5d0":
+    "realstate/render.py:241:operator_number:0838a5d0":
         "naive_concat's default base: the naive render re-encodes nothing, so its bytes do not depend on the "
         "base, and the base is not part of the DynamicCache it returns",
     "realstate/order_value.py:57:operator_number:a4cd0307":
@@ -207,7 +207,7 @@ EQUIVALENT: dict[str, str] = {
     "spec/claims.py:170:operator_keywords:6281ee65": _ONLY_SELECTION,
     "spec/claims.py:170:operator_swap_op:72b1d4c8": _ONLY_SELECTION,
     "spec/claims.py:170:operator_swap_op:e19abd99": _ONLY_SELECTION,
-    "realstate/render.py:107:operator_swap_op:9f093efd": _ONE_DEVICE,
+    "realstate/render.py:116:operator_swap_op:9f093efd": _ONE_DEVICE,
     "spec/fragment_set.py:26:operator_number:2fda3295":
         "the seed of the 'shuffled' iteration order: any seed is a shuffle; the correct render passes under "
         "every order",

@@ -34,7 +34,6 @@ from spec import Check, Progress, canonical_order, no_progress
 from spec.fragment_set import current_iteration_order, reseed_shuffle
 from spec.laws import order_violations, semilattice_violations
 
-
 # C3 schedules rendered per ``render_many`` call: enough that a batch's fixed cost is small
 # beside its renders, few enough that the states held meanwhile are nothing
 RENDER_BATCH = 128

@@ -464,7 +464,7 @@ def c3_oracle(r: Replay) -> ClaimResult:
     failures += together
     api = _public_api_mismatches(r)
     failures += api
-    checked = len(fragments) + len(r.rendered) + len(cases) + len(PUBLIC_API) + 1 + together_count
+    checked = len(fragments) + len(r.rendered) + len(cases) + len(PUBLIC_API) + 2 + together_count
     return P.ORACLE.tally(checked, len(failures), "fragments and renders", time.perf_counter() - started,
                           figure=f"{checked - len(failures)}/{checked} equal: {len(fragments)} fragments' "
                                  f"ids, m and keys; {len(r.rendered)} distinct renders of {r.renders}; "
@@ -472,8 +472,9 @@ def c3_oracle(r: Replay) -> ClaimResult:
                                  f"layouts (canonical, bag, naive at base 0 and {ORACLE_BASE}, each on the small "
                                  f"path, three chunk sizes and the per-fragment path); "
                                  f"{together_count} renders of sets written together ({len(together_engines)} "
-                                 f"paths, both bases); {len(PUBLIC_API) + 1} "
-                                 f"library calls with their defaults (the three DynamicCache renders, layout)",
+                                 f"paths, both bases); {len(PUBLIC_API) + 2} "
+                                 f"library calls with their defaults (the three DynamicCache renders, layout, "
+                                 f"canonical_renders)",
                           failures=failures[:5])
 
 
@@ -577,7 +578,8 @@ PUBLIC_API = (("canonical", canonical_merge, canonical_render), ("bag", bag_merg
 def _public_api_mismatches(r: Replay) -> list[dict[str, Any]]:
     """The library's DynamicCache API with its defaults (base 0, and ``Fragment.from_cache``'s
     start 0) holds the render the oracle checks at base 0: read back as a fragment, the cache has
-    the content id of that render packaged at base 0; and ``layout``'s default base is 0."""
+    the content id of that render packaged at base 0; ``layout``'s default base is 0; and
+    ``canonical_renders`` with its default base gives the oracle's render at base 0."""
     found = []
     for mode, api, render in PUBLIC_API:
         back = Fragment.from_cache(api(r.fragments), r.lm.fingerprint).content_id
@@ -592,6 +594,12 @@ def _public_api_mismatches(r: Replay) -> list[dict[str, Any]]:
     if [p.offset for p in layout(r.fragments)] != offsets:
         found.append({"api": "layout", "first": [f"default layout offsets {[p.offset for p in layout(r.fragments)]}, "
                                                  f"want {offsets} (base 0)"]})
+    from realstate.oracle_bridge import oracle_render
+
+    many, want_digest = canonical_renders([r.fragments])[0].digest(), oracle_render("canonical", r.fragments, 0).digest
+    if many != want_digest:
+        found.append({"api": "canonical_renders", "first": [f"default render {many[:16]}, the oracle's at base 0 "
+                                                             f"{want_digest[:16]}"]})
     return found
 
 
