@@ -19,6 +19,7 @@ The only memo is by state *object*, so one object is not rendered twice."""
 
 from __future__ import annotations
 
+import gc
 import itertools
 import time
 from collections import Counter, deque
@@ -298,7 +299,21 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
             progress: Progress = no_progress) -> GossipResult:
     """Breadth-first exploration; stops at the first violation (the shallowest one).
 
-    ``fair_exchange=False`` checks only the safety property (equal sets render equal)."""
+    ``fair_exchange=False`` checks only the safety property (equal sets render equal).  The cyclic
+    collector is off while it runs: the seen-set only grows, so every full collection would walk
+    all of it again (a tenth of the time at 100,000 states, more as it grows); what the search
+    drops is freed by reference counting, and the collector is back on when it returns."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _explore(backend, universe, config, backend_name, mutant, fair_exchange, progress)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _explore(backend: Backend, universe: Universe, config: GossipConfig, backend_name: str | None,
+             mutant: str | None, fair_exchange: bool, progress: Progress) -> GossipResult:
     config.validate(universe)
     started = time.perf_counter()
     world = _World(backend, universe, config)
