@@ -75,6 +75,11 @@ def _common_fingerprint(fragments: Sequence[Fragment]) -> Fingerprint:
     return first
 
 
+# renders of at most this many key elements share their torch calls (``render_layouts``): there a
+# render's cost is mostly the calls' fixed cost; a larger one is written alone, since stacking
+# its sources would only add a copy of them
+BATCH_ELEMENTS = 1 << 16
+
 # a per-fragment re-encoding with a batched twin that gives the same bytes for a whole render
 _BATCHED_REENCODE: dict[Callable[..., None], Callable[..., torch.Tensor]] = {reencode_into: render_keys}
 
@@ -129,23 +134,27 @@ def render_layout(placements: Sequence[Placement], base: int, engine: Engine = C
 
 def render_layouts(layouts: Sequence[Sequence[Placement]], base: int, engine: Engine = CANONICAL,
                    reencode: bool = True) -> list[Rendered]:
-    """``render_layout`` of each layout, in order.  Layouts with the same fingerprint object,
-    device and (tokens, δ) spans are written together: their i-th sources stacked on a new
-    leading axis, so one re-encoding and one concatenation write them all as [B·L, H, T, D].
-    The arithmetic is elementwise and the spans are each layout's own, so every render holds
-    the bytes it would alone (tested); what is shared is only the fixed cost of the torch calls,
-    which is most of the cost of a checker's tiny render.  Each render's tensors are
-    contiguous views into its batch."""
+    """``render_layout`` of each layout, in order.  Small layouts (``BATCH_ELEMENTS``) with the
+    same fingerprint object, device and (tokens, δ) spans are written together: their i-th
+    sources stacked on a new leading axis, so one re-encoding and one concatenation write them
+    all as [B·L, H, T, D].  The arithmetic is elementwise and the spans are each layout's own, so
+    every render holds the bytes it would alone (tested); what is shared is only the fixed cost
+    of the torch calls, which is most of the cost of a checker's tiny render.  Each render's
+    tensors are contiguous views into its batch."""
     prepared = [_prepare(p, base, reencode) for p in layouts]
     batched = _BATCHED_REENCODE.get(engine.reencode)
     if batched is None:
         return [_render_each(p, base, engine) for p in prepared]
     if len(prepared) == 1:  # one render (every call but the checker's): nothing to group
         return _render_batch(prepared, base, engine, batched)
+    rendered: list[Rendered] = [None] * len(prepared)  # type: ignore[list-item]
     groups: dict[tuple[int, tuple[tuple[int, int], ...], torch.device], list[int]] = {}
     for i, p in enumerate(prepared):
-        groups.setdefault((id(p.fingerprint), p.spans, p.sources[0].device), []).append(i)
-    rendered: list[Rendered] = [None] * len(prepared)  # type: ignore[list-item]
+        fp = p.fingerprint
+        if p.total * fp.layers * fp.kv_heads * fp.head_dim > BATCH_ELEMENTS:
+            rendered[i] = _render_batch([p], base, engine, batched)[0]
+        else:
+            groups.setdefault((id(fp), p.spans, p.sources[0].device), []).append(i)
     for members in groups.values():
         batch = [prepared[i] for i in members]
         for i, r in zip(members, _render_batch(batch, base, engine, batched)):

@@ -372,3 +372,25 @@ def test_renders_written_together_hold_the_bytes_each_gives_alone(dtype, chunk):
                        [(p.fragment.content_id, p.offset) for p in b.layout]
                 assert torch.equal(bits(a.keys), bits(b.keys)) and torch.equal(bits(a.values), bits(b.values))
     assert canonical_renders([]) == []
+
+
+def test_small_renders_share_a_batch_and_large_ones_are_written_alone(monkeypatch):
+    """Renders of one layout shape up to ``BATCH_ELEMENTS`` key elements are views into one
+    batch; above it each owns its tensors (stacking large sources would only add a copy).  The
+    bytes are the same either way."""
+    import realstate.render as render
+
+    fp = tiny_fingerprint()
+    fs = [random_fragment(fp, n, seed=n, start=s) for n, s in ((3, 0), (2, 9), (4, 1))]
+    states = [fragment_set(p) for p in itertools.permutations(fs)]
+    alone = [canonical_render(s).digest() for s in states]
+    small = render.canonical_renders(states)
+    assert len({r.keys.untyped_storage().data_ptr() for r in small}) == 1
+    elements = fp.layers * fp.kv_heads * sum(f.tokens for f in fs) * fp.head_dim
+    monkeypatch.setattr(render, "BATCH_ELEMENTS", elements)  # at the bound: still one batch
+    assert len({r.keys.untyped_storage().data_ptr() for r in render.canonical_renders(states)}) == 1
+    monkeypatch.setattr(render, "BATCH_ELEMENTS", elements - 1)
+    large = render.canonical_renders(states)
+    assert len({r.keys.untyped_storage().data_ptr() for r in large}) == len(states)
+    assert all(r.keys.untyped_storage().nbytes() == r.keys.nbytes for r in large)
+    assert [r.digest() for r in small] == [r.digest() for r in large] == alone
