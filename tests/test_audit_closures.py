@@ -72,6 +72,13 @@ PLANTS = {
         Patch(RENDER, "zip(keys.unbind(), values.unbind(), batch)",
               "zip(keys[:1].expand_as(keys).unbind(), values.unbind(), batch)"),
         ORACLE),
+    "canonical_renders' default base off by one (library defaults)": (
+        Patch(RENDER, "def canonical_renders(states: Iterable[Iterable[Fragment]], base: int = 0,",
+              "def canonical_renders(states: Iterable[Iterable[Fragment]], base: int = 1,"),
+        ORACLE),
+    "the one-render path taken for two layouts (two sets of different shapes rendered together)": (
+        Patch(RENDER, "    if len(prepared) == 1:", "    if len(prepared) == 2:"),
+        ORACLE),
     "copying path byte-swaps on a little-endian machine (strided ids)": (
         Patch(FRAGMENT, "    if not _LITTLE_ENDIAN:\n        array = array.byteswap()",
               "    if _LITTLE_ENDIAN:\n        array = array.byteswap()"),
