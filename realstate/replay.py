@@ -415,6 +415,8 @@ def c3_cross_device(r: Replay) -> ClaimResult:
 
 
 ORACLE_BASE = 13  # a non-zero base for the oracle's own cases (a render that ignores base shows)
+# what a broken render raises: in the oracle row a crash is a mismatch, named, not a traceback
+RENDER_CRASHES = (IndexError, ValueError, RuntimeError, TypeError)
 
 
 def c3_oracle(r: Replay) -> ClaimResult:
@@ -454,7 +456,7 @@ def c3_oracle(r: Replay) -> ClaimResult:
     for mode, base, engine, subset in cases:
         try:
             mismatches = compare_render(mode, subset, base, engine, limit=3)
-        except (IndexError, ValueError, RuntimeError, TypeError) as exc:  # a crash is a mismatch, named
+        except RENDER_CRASHES as exc:
             mismatches = [f"the render raised {type(exc).__name__}: {exc}"]
         if mismatches:
             failures.append({"mode": mode, "base": base, "engine": engine.name, "fragments": len(subset),
@@ -504,7 +506,7 @@ def _together_mismatches(r: Replay, engines: Sequence[Engine]) -> tuple[int, lis
             for c, states in enumerate(calls):
                 try:
                     rendered = canonical_renders(states, base, engine)
-                except (IndexError, ValueError, RuntimeError, TypeError) as exc:  # a crash is a mismatch, named
+                except RENDER_CRASHES as exc:
                     failures.append({"together": c, "base": base, "engine": engine.name,
                                      "first": [f"the render raised {type(exc).__name__}: {exc}"]})
                     continue
