@@ -53,13 +53,20 @@ def measure(max_arity: int, universes: list[str] | None) -> dict:
             "orderings_per_cpu_s": round(orderings / cpu, 1), "code": str(Path(modelcheck.__file__).parent.parent)}
 
 
-def child(root: Path, args: argparse.Namespace) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", "--max-arity", str(args.max_arity)]
-    for u in args.universe or []:
-        cmd += ["--universe", u]
+def run_child(script: Path, root: Path, argv: list[str]) -> dict:
+    """``script --child argv`` in a fresh interpreter on the copy of the code at ``root``: the
+    JSON it prints (benchmarks/bench_gossip.py alternates its runs the same way)."""
     env = {**os.environ, "PYTHONPATH": str(root)}
-    out = subprocess.run(cmd, env=env, cwd=root, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, str(script), "--child", *argv], env=env, cwd=root,
+                         capture_output=True, text=True, check=True)
     return json.loads(out.stdout)
+
+
+def child(root: Path, args: argparse.Namespace) -> dict:
+    argv = ["--max-arity", str(args.max_arity)]
+    for u in args.universe or []:
+        argv += ["--universe", u]
+    return run_child(Path(__file__).resolve(), root, argv)
 
 
 def main() -> None:

@@ -15,17 +15,25 @@ the shortest trace to the first violation.
 Renders are never memoized by set: two replicas holding equal sets are compared through two
 render calls on their own state objects (a memo keyed by the set would compare an entry with
 itself, and a render whose bytes depend on how a state was built, or on the call, would pass).
-The only memo is by state *object*, so one object is not rendered twice."""
+The only memo is by state *object* (a record shared by the nodes holding that object), so one
+object is not rendered twice.
+
+What the search keeps per state reached is its key (bytes) and its parent; the nodes themselves,
+with their state objects, are held only while they wait to be expanded.  Nodes are checked
+``CHECK_BATCH`` at a time in the order reached, their renders in one backend call, and a
+violation is reported with the counts of the moment its node was reached: the same result as
+checking each node at once (tested)."""
 
 from __future__ import annotations
 
 import gc
 import itertools
 import time
+from array import array
 from collections import Counter, deque
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from modelcheck.backend import Backend, Universe
 from modelcheck.trace import make_trace
@@ -63,12 +71,25 @@ class GossipConfig:
             raise InputError("the state and depth bounds must be positive")
 
 
-@dataclass(frozen=True)
-class Node:
+Message = tuple[int, int, int]  # (src, dst, mark of the snapshot sent)
+# nodes checked together: their renders go to the backend in one call (modelcheck.checks
+# batches its renders the same way)
+CHECK_BATCH = 32
+Facts = tuple[Any, ...]  # per replica: [set number, render digest or None], or None (holds nothing)
+
+
+class Node(NamedTuple):
+    """A global state.  ``marks`` numbers each replica's state by its ``backend.state_key`` (-1:
+    holds nothing), kept beside the states so a move computes the key of the one state it makes
+    and nothing keeps a discarded child's states alive; a message is keyed by its endpoints and
+    the mark of its snapshot.  (A named tuple: the search holds one per state, hundreds of
+    thousands of them.)"""
+
     states: tuple[Any, ...]        # per replica: a backend state, or None before it holds anything
+    marks: tuple[int, ...]
     published: frozenset[int]
-    flight: tuple[tuple[Hashable, Any], ...]   # (message key, snapshot); key = (src, dst, state key)
-    dropped: tuple[tuple[Hashable, Any], ...]
+    flight: tuple[tuple[Message, Any], ...]   # (message key, snapshot)
+    dropped: tuple[tuple[Message, Any], ...]
 
 
 @dataclass
@@ -96,27 +117,25 @@ class _World:
         self.objects = [backend.build(universe.geometry, d) for d in universe.fragments[:config.fragments]]
         self.base = universe.base
         self._renders: dict[int, tuple[Any, str]] = {}   # id(state) -> (state kept alive, digest)
-        self._keys: dict[int, tuple[Any, Hashable]] = {}  # id(state) -> (state kept alive, state key)
-        self._numbers: dict[Hashable, int] = {}           # state key -> a small number (orbit keys)
+        self._numbers: dict[Hashable, int] = {}           # state key -> its mark
+        self._set_numbers: dict[Any, int] = {}            # abstract set -> a small number
+        self._published: dict[frozenset[int], tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]] = {}
         self.render_calls = 0
 
-    def key_of(self, state: Any) -> Hashable:
-        """``backend.state_key``, computed once per state object (a pure description of it)."""
+    def mark(self, state: Any) -> int:
+        """A small number per distinct ``backend.state_key`` (-1: holds nothing), fixed for the
+        whole run: what a node and a message record of a state."""
         if state is None:
-            return None
-        hit = self._keys.get(id(state))
-        if hit is None or hit[0] is not state:
-            hit = self._keys[id(state)] = (state, self.backend.state_key(state))
-        return hit[1]
-
-    def number(self, key: Hashable) -> int:
-        """A small number per distinct state key (-1: holds nothing), fixed for the whole run."""
-        if key is None:
             return -1
+        key = self.backend.state_key(state)
         got = self._numbers.get(key)
         if got is None:
             got = self._numbers[key] = len(self._numbers)
         return got
+
+    def set_number(self, state: Any) -> int:
+        """A small number per distinct abstract set (``backend.abstract``)."""
+        return self._set_numbers.setdefault(self.backend.abstract(state), len(self._set_numbers))
 
     def render(self, state: Any) -> str:
         """Render digest of this state object (one call per object, never shared by set)."""
@@ -125,6 +144,15 @@ class _World:
             self.render_calls += 1
             hit = self._renders[id(state)] = (state, self.backend.render_digest(state, self.base))
         return hit[1]
+
+    def render_fresh(self, states: list[Any]) -> list[str]:
+        """One render per state, none remembered (states made for one check and dropped); a
+        backend with ``render_digests`` may share the fixed cost of its torch calls between them."""
+        self.render_calls += len(states)
+        many = getattr(self.backend, "render_digests", None)
+        if many is None:
+            return [self.backend.render_digest(s, self.base) for s in states]
+        return many(states, self.base)
 
     @property
     def renders(self) -> int:
@@ -138,34 +166,52 @@ class _World:
         its orbit under the replica relabellings that keep every unpublished fragment's home."""
         if self.config.symmetry:
             return self.orbit_key(n)
-        return (tuple(self.key_of(s) for s in n.states), n.published,
-                frozenset(Counter(k for k, _ in n.flight).items()),
+        return (n.marks, n.published, frozenset(Counter(k for k, _ in n.flight).items()),
                 frozenset(Counter(k for k, _ in n.dropped).items()))
 
-    def orbit_key(self, n: Node) -> Hashable:
+    def published_fields(self, published: frozenset[int]) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
+        """The published fragments as the key writes them (count, then each), and per replica
+        the fragments homed there and not yet published (count, then each)."""
+        got = self._published.get(published)
+        if got is None:
+            lists: list[list[int]] = [[] for _ in range(self.config.replicas)]
+            for f in range(self.config.fragments):
+                if f not in published:
+                    lists[self.config.home(f)].append(f)
+            got = self._published[published] = ((len(published), *sorted(published)),
+                                                tuple((len(x), *x) for x in lists))
+        return got
+
+    def orbit_key(self, n: Node) -> bytes:
         """A key equal for two nodes iff a relabelling π of the replicas maps one onto the other
         with π(home(f)) = home(f) for every fragment f not yet published.
 
         Each replica gets a signature that no relabelling changes (its state, the unpublished
         fragments homed there, the messages it sent and is sent, by kind and snapshot); the
         replicas are listed in signature order, and only the orders among replicas with equal
-        signatures are tried, keeping the least encoding of the messages' endpoints."""
+        signatures are tried, keeping the least encoding of the messages' endpoints.  The key is
+        those fields written out as integers, every list after its length (so two different
+        keys never write the same integers), packed into bytes: a tenth of the memory of the
+        nested tuples, and the search keeps one per state."""
         r_count = self.config.replicas
-        keys = [self.number(self.key_of(s)) for s in n.states]
-        homes: list[list[int]] = [[] for _ in range(r_count)]
-        for f in range(self.config.fragments):
-            if f not in n.published:
-                homes[self.config.home(f)].append(f)
+        marks = n.marks
+        published, homes = self.published_fields(n.published)
+        if not n.flight and not n.dropped:  # no endpoints to relabel: the signatures are the key
+            return array("q", [*published, 0, *itertools.chain.from_iterable(
+                sorted([(marks[r], *homes[r], 0, 0) for r in range(r_count)]))]).tobytes()
         sent: list[list[tuple[int, int]]] = [[] for _ in range(r_count)]
         got: list[list[tuple[int, int]]] = [[] for _ in range(r_count)]
         messages = []
         for kind, pool in ((0, n.flight), (1, n.dropped)):
-            for (src, dst, key), _ in pool:
-                number = self.number(key)
-                sent[src].append((kind, number))
-                got[dst].append((kind, number))
-                messages.append((kind, src, dst, number))
-        sig = [(keys[r], tuple(homes[r]), tuple(sorted(sent[r])), tuple(sorted(got[r]))) for r in range(r_count)]
+            for (src, dst, mark), _ in pool:
+                sent[src].append((kind, mark))
+                got[dst].append((kind, mark))
+                messages.append((kind, src, dst, mark))
+        sig = []
+        for r in range(r_count):
+            out_r, in_r = sorted(sent[r]), sorted(got[r])
+            sig.append((marks[r], *homes[r], len(out_r), *itertools.chain.from_iterable(out_r),
+                        len(in_r), *itertools.chain.from_iterable(in_r)))
         order = sorted(range(r_count), key=sig.__getitem__)
         groups: list[list[int]] = []
         for r in order:
@@ -173,41 +219,54 @@ class _World:
                 groups[-1].append(r)
             else:
                 groups.append([r])
-        best: tuple | None = None
-        for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
+        best: list[tuple[int, int, int, int]] | None = None
+        if len(groups) == r_count:  # every signature differs: one order to try
             label = [0] * r_count
-            for new, old in enumerate(r for g in choice for r in g):
+            for new, old in enumerate(order):
                 label[old] = new
-            encoded = tuple(sorted((kind, label[src], label[dst], number) for kind, src, dst, number in messages))
-            if best is None or encoded < best:
-                best = encoded
-        return (tuple(sig[r] for r in order), n.published, best)
+            best = sorted([(kind, label[src], label[dst], mark) for kind, src, dst, mark in messages])
+        else:
+            for choice in itertools.product(*(itertools.permutations(g) for g in groups)):
+                label = [0] * r_count
+                for new, old in enumerate(r for g in choice for r in g):
+                    label[old] = new
+                encoded = sorted([(kind, label[src], label[dst], mark) for kind, src, dst, mark in messages])
+                if best is None or encoded < best:
+                    best = encoded
+        return array("q", [*published, len(messages), *itertools.chain.from_iterable(best or ()),
+                           *itertools.chain.from_iterable(sig[r] for r in order)]).tobytes()
 
     def initial(self) -> Node:
-        return Node((None,) * self.config.replicas, frozenset(), (), ())
+        return Node((None,) * self.config.replicas, (-1,) * self.config.replicas, frozenset(), (), ())
 
     def apply(self, n: Node, action: Action) -> Node:
         verb = action[0]
-        states = list(n.states)
         if verb == "publish":
             f = action[1]
             home = self.config.home(f)
-            states[home] = self.join(states[home], self.backend.singleton(self.objects[f]))
-            return Node(tuple(states), n.published | {f}, n.flight, n.dropped)
+            return self._joined(n, home, self.backend.singleton(self.objects[f]), n.published | {f},
+                                n.flight, n.dropped)
         if verb == "send":
             _, s, d = action
-            return Node(n.states, n.published, n.flight + (((s, d, self.key_of(states[s])), states[s]),), n.dropped)
+            return n._replace(flight=n.flight + (((s, d, n.marks[s]), n.states[s]),))
         key = action[1]
         pool = n.dropped if verb == "resend" else n.flight
         i = next(i for i, (k, _) in enumerate(pool) if k == key)
         msg, rest = pool[i], pool[:i] + pool[i + 1:]
         if verb == "resend":
-            return Node(n.states, n.published, n.flight + (msg,), rest)
+            return n._replace(flight=n.flight + (msg,), dropped=rest)
         if verb == "drop":
-            return Node(n.states, n.published, rest, n.dropped + (msg,))
-        dst = key[1]
-        states[dst] = self.join(states[dst], msg[1])
-        return Node(tuple(states), n.published, n.flight if verb == "duplicate" else rest, n.dropped)
+            return n._replace(flight=rest, dropped=n.dropped + (msg,))
+        return self._joined(n, key[1], msg[1], n.published, n.flight if verb == "duplicate" else rest,
+                            n.dropped)
+
+    def _joined(self, n: Node, replica: int, incoming: Any, published: frozenset[int],
+                flight: tuple[tuple[Message, Any], ...], dropped: tuple[tuple[Message, Any], ...]) -> Node:
+        """``n`` with ``incoming`` joined into ``replica``'s state (a new state object)."""
+        states, marks = list(n.states), list(n.marks)
+        states[replica] = self.join(states[replica], incoming)
+        marks[replica] = self.mark(states[replica])
+        return Node(tuple(states), tuple(marks), published, flight, dropped)
 
     def successors(self, n: Node) -> list[Action]:
         out: list[Action] = [("publish", f) for f in range(self.config.fragments) if f not in n.published]
@@ -246,7 +305,7 @@ class _World:
             if a[0] == "exchange":
                 a = ("deliver", sent[(a[1], a[2])])
             elif a[0] == "send":
-                sent[(a[1], a[2])] = (a[1], a[2], self.key_of(n.states[a[1]]))
+                sent[(a[1], a[2])] = (a[1], a[2], n.marks[a[1]])
             n = self.apply(n, a)
             concrete.append(a)
         return n, concrete
@@ -257,19 +316,67 @@ class _World:
             state = self.join(state, self.backend.singleton(obj))
         return self.render(state)
 
-    def same_set_violation(self, n: Node) -> tuple[int, int] | None:
-        live = [(i, s) for i, s in enumerate(n.states) if s is not None]
-        for x, (i, a) in enumerate(live):
-            for j, b in live[x + 1:]:
-                if self.backend.abstract(a) == self.backend.abstract(b) and self.render(a) != self.render(b):
-                    return i, j
+    def facts(self, n: Node, parent: Node | None = None, inherited: Facts = ()) -> Facts:
+        """Per replica, a ``[set number, render digest or None]`` record of its state object (None:
+        holds nothing).  A state object the parent node holds too shares the parent's record, so
+        an object is rendered once while some node in the search still holds it, and a record
+        goes when the last node holding its object does (nothing is keyed by set)."""
+        out: list[list[Any] | None] = []
+        for state in n.states:
+            record = None
+            if state is not None:
+                if parent is not None:
+                    record = next((f for p, f in zip(parent.states, inherited) if p is state), None)
+                if record is None:
+                    record = [self.set_number(state), None]
+            out.append(record)
+        return tuple(out)
+
+    def first_violation(self, batch: Sequence[tuple[Node, Facts]], union: str, fair_exchange: bool
+                        ) -> tuple[int, str, tuple[int, int] | None] | None:
+        """The first node of ``batch`` (in order) that breaks a check, as (index, kind, pair):
+
+        - "same-set": two replicas hold equal sets (``backend.abstract``) but their renders
+          differ (``pair``, the first such pair);
+        - "fair-exchange" (when ``fair_exchange``): after ``exchanged(n)`` a replica holds
+          nothing, or one's render is not ``union``.
+
+        Every state these compare is rendered by its own call: a replica's state once per object
+        (its facts record), each exchanged state afresh; all of the batch's renders go to the
+        backend together, so they may share the fixed cost of its torch calls, never bytes."""
+        jobs: list[Any] = []
+        records: dict[int, list[Any]] = {}    # id(record) -> the record a pending render fills
+        plans = []
+        for n, facts in batch:
+            live = [(i, f) for i, f in enumerate(facts) if f is not None]
+            pairs = [(live[x][0], live[y][0], live[x][1], live[y][1]) for x in range(len(live))
+                     for y in range(x + 1, len(live)) if live[x][1][0] == live[y][1][0]]
+            for _, _, *both in pairs:
+                for record in both:
+                    if record[1] is None and id(record) not in records:
+                        records[id(record)] = record
+                        jobs.append((n.states[next(i for i, f in live if f is record)], record))
+            exchanged, first = None, 0
+            if fair_exchange:
+                exchanged = self.exchanged(n)
+                if all(s is not None for s in exchanged):
+                    first = len(jobs)
+                    jobs += [(s, None) for s in exchanged]
+                else:
+                    exchanged = None  # a replica holds nothing: fails without a render
+            plans.append((pairs, first, exchanged))
+        digests = self.render_fresh([state for state, _ in jobs])
+        for (_, record), digest in zip(jobs, digests):
+            if record is not None:
+                record[1] = digest
+        for index, (pairs, first, exchanged) in enumerate(plans):
+            for i, j, a, b in pairs:
+                if a[1] != b[1]:
+                    return index, "same-set", (i, j)
+            if fair_exchange and (exchanged is None
+                                  or any(d != union for d in digests[first:first + len(exchanged)])):
+                return index, "fair-exchange", None
         return None
-
-    def converged(self, n: Node, union: str) -> bool:
-        return self.converged_states(n.states, union)
-
-    def converged_states(self, states: Sequence[Any], union: str) -> bool:
-        return all(s is not None and self.render(s) == union for s in states)
 
     def exchanged(self, n: Node) -> list[Any]:
         """The replicas' states after ``fair_exchange(n)``, by the same merges in the same order
@@ -321,60 +428,68 @@ def _explore(backend: Backend, universe: Universe, config: GossipConfig, backend
     union = world.union_render()
     root = world.initial()
     root_key = world.canonical(root)
-    nodes: dict[Hashable, Node] = {root_key: root}
+    # every state reached: its parent and the move from it (the trace); only the frontier's
+    # nodes are held, so a state object is freed once no node waiting to be expanded holds it
     parent: dict[Hashable, tuple[Hashable, Action] | None] = {root_key: None}
-    depth = {root_key: 0}
-    queue = deque([root_key])
+    # reached but not yet checked: checked CHECK_BATCH at a time, in the order reached, so their
+    # renders go to the backend together; with each node, the counts when it was reached, to
+    # report a violation exactly as if every node had been checked the moment it was reached
+    pending: list[tuple[Hashable, Node, int, Facts, tuple[int, int, int, bool]]] = []
 
-    def check(key: Hashable) -> bool:
-        n = nodes[key]
-        result.violation_depth = depth[key]
-        pair = world.same_set_violation(n)
-        if pair is not None:
-            result.kind = "same-set"
-            result.violation = _trace(world, universe, nodes, parent, key, [], pair, backend_name, mutant)
-            return False
-        if not fair_exchange:
+    def check_pending() -> bool:
+        found = world.first_violation([(n, facts) for _, n, _, facts, _ in pending], union, fair_exchange)
+        checked = len(pending) if found is None else found[0]
+        result.fair_exchanges += checked if fair_exchange else 0
+        if found is None:
+            pending.clear()
             return True
-        result.fair_exchanges += 1
-        if not world.converged_states(world.exchanged(n), union):
-            result.kind = "fair-exchange"
-            result.violation = _trace(world, universe, nodes, parent, key, world.fair_exchange(n), None,
-                                      backend_name, mutant)
-            return False
-        return True
+        index, result.kind, pair = found
+        key, n, depth, _, (result.states, result.transitions, result.depth, result.exhaustive) = pending[index]
+        result.violation_depth = depth
+        if result.kind == "fair-exchange":
+            result.fair_exchanges += 1
+        tail = world.fair_exchange(n) if result.kind == "fair-exchange" else []
+        result.violation = _trace(world, universe, parent, key, tail, pair, backend_name, mutant)
+        return False
 
-    ok = check(root_key)
+    root_facts = world.facts(root)
+    pending.append((root_key, root, 0, root_facts, (1, 0, 0, True)))
+    queue = deque([(root_key, root, 0, root_facts)])
     popped = 0
+    ok = True
     while ok and queue:
-        key = queue.popleft()
+        key, n, depth, facts = queue.popleft()
         popped += 1
         if popped % 2000 == 0:
-            progress(f"gossip {universe.name}: states", len(nodes), 0)
-        n = nodes[key]
-        if config.max_depth is not None and depth[key] >= config.max_depth:
+            progress(f"gossip {universe.name}: states", len(parent), 0)
+        if config.max_depth is not None and depth >= config.max_depth:
             result.exhaustive = bool(result.exhaustive and not world.successors(n))
             continue
         for action in world.successors(n):
             child = world.apply(n, action)
             result.transitions += 1
             ck = world.canonical(child)
-            if ck in nodes:
+            if ck in parent:
                 continue
-            if len(nodes) >= config.max_states:
+            if len(parent) >= config.max_states:
                 result.exhaustive = False
                 queue.clear()
                 break
-            nodes[ck], parent[ck], depth[ck] = child, (key, action), depth[key] + 1
-            result.depth = max(result.depth, depth[ck])
-            queue.append(ck)
-            if not check(ck):
-                ok = False
-                break
-    result.states = len(nodes)
+            parent[ck] = (key, action)
+            result.depth = max(result.depth, depth + 1)
+            child_facts = world.facts(child, n, facts)
+            queue.append((ck, child, depth + 1, child_facts))
+            pending.append((ck, child, depth + 1, child_facts,
+                            (len(parent), result.transitions, result.depth, result.exhaustive)))
+        if len(pending) >= CHECK_BATCH or not queue:
+            ok = check_pending()
+    if ok and pending:
+        ok = check_pending()
+    if ok:
+        result.states = len(parent)
     result.renders = world.renders
     result.seconds = time.perf_counter() - started
-    progress(f"gossip {universe.name}: states", len(nodes), len(nodes))
+    progress(f"gossip {universe.name}: states", result.states, result.states)
     return result
 
 
@@ -386,7 +501,7 @@ def _path(parent: dict, key: Hashable) -> list[Action]:
     return actions[::-1]
 
 
-def _trace(world: _World, universe: Universe, nodes: dict, parent: dict, key: Hashable,
+def _trace(world: _World, universe: Universe, parent: dict, key: Hashable,
            tail: list[Action], pair: tuple[int, int] | None, backend_name: str | None,
            mutant: str | None) -> dict[str, Any]:
     """The shortest path to ``key`` (plus the fair exchange, if that is what failed) as a trace
@@ -401,7 +516,7 @@ def _trace(world: _World, universe: Universe, nodes: dict, parent: dict, key: Ha
         if verb == "publish":
             ops.append({"op": "publish", "replica": world.config.home(a[1]), "fragment": a[1]})
         elif verb == "send":
-            flight.append((len(ops), (a[1], a[2], world.key_of(node.states[a[1]]))))
+            flight.append((len(ops), (a[1], a[2], node.marks[a[1]])))
             ops.append({"op": "send", "src": a[1], "dst": a[2]})
         else:
             pool = dropped if verb == "resend" else flight

@@ -70,3 +70,28 @@ def test_render_bugs_fail_fair_exchange(mutant):
 def test_bad_bounds_are_input_errors(config):
     with pytest.raises(InputError):
         explore(REF, TIES, config)
+
+
+def _outcome(r):
+    """Everything a run reports but its timing and render count (a batch renders the nodes
+    reached after a violating one too)."""
+    return (r.states, r.transitions, r.depth, r.fair_exchanges, r.exhaustive, r.kind, r.violation_depth,
+            r.violation and r.violation["ops"])
+
+
+@pytest.mark.parametrize("mutant, fair", [(None, True), ("merge-keeps-duplicates", True),
+                                          ("order-by-arrival", False), ("unstable-sort", True)])
+@pytest.mark.parametrize("bounds", [dict(), dict(max_states=700), dict(max_depth=5)])
+def test_checking_nodes_in_batches_reports_what_checking_each_at_once_does(monkeypatch, mutant, fair, bounds):
+    """Nodes are checked CHECK_BATCH at a time; a violation (kind, depth, trace) and the counts
+    are what a search checking each node the moment it is reached would report."""
+    import modelcheck.gossip as gossip
+
+    backend = plant(REF, mutant) if mutant else REF
+    config = GossipConfig(symmetry=True, in_flight=2 if mutant else 1, **bounds)  # 1: the whole space, fast
+    batched = explore(backend, TIES, config, mutant=mutant, fair_exchange=fair)
+    monkeypatch.setattr(gossip, "CHECK_BATCH", 1)
+    single = explore(backend, TIES, config, mutant=mutant, fair_exchange=fair)
+    assert _outcome(batched) == _outcome(single)
+    if not bounds:  # the unbounded runs: every planted bug is found, the correct backend holds
+        assert (batched.violation is None) == (mutant is None)

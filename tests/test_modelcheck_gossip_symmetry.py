@@ -53,7 +53,8 @@ def test_orbit_key_is_invariant_under_relabelling_replicas_once_everything_is_pu
     def relabel(n):
         states = tuple(n.states[swap[r]] for r in range(config.replicas))
         move = lambda pool: tuple(((swap[s], swap[d], k), snap) for (s, d, k), snap in pool)  # noqa: E731
-        return type(n)(states, n.published, move(n.flight), move(n.dropped))
+        marks = tuple(n.marks[swap[r]] for r in range(config.replicas))
+        return type(n)(states, marks, n.published, move(n.flight), move(n.dropped))
 
     assert nodes
     for n in nodes[:300]:
