@@ -62,7 +62,8 @@ _CHUNK_SHAPE = ("_rotate_run's chunk shape (how many layer-head blocks and posit
                 "shape or a larger scratch changes the work, not a byte")
 _TABLE_CACHE = ("_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
                 "one hold the same values")
-_BATCH_SIZE = ("realstate.render.BATCH_ELEMENTS and the size test that reads it: which renders of a "
+_BATCH_SIZE = ("realstate.render.BATCH_ELEMENTS, the engine's batch_elements that overrides it, and the size test "
+               "that reads the bound: which renders of a "
                "canonical_renders call share one batch of torch calls and which are written alone; a render holds "
                "the same bytes either way (verify compares renders written together with the oracle), so another "
                "bound changes the work, not a byte; tests/test_realstate_fragment_render.py pins where the bound is")
@@ -73,10 +74,11 @@ EQUIVALENT: dict[str, str] = {
     "realstate/render.py:81:operator_number:23022ce0": _BATCH_SIZE,
     "realstate/render.py:81:operator_number:8d39cd7d": _BATCH_SIZE,
     "realstate/render.py:81:operator_swap_op:1e6f094d": _BATCH_SIZE,
-    "realstate/render.py:154:operator_swap_op:508e40e0": _BATCH_SIZE,
-    "realstate/render.py:154:operator_swap_op:85cf349d": _BATCH_SIZE,
-    "realstate/render.py:154:operator_swap_op:962e31cc": _BATCH_SIZE,
-    "realstate/render.py:154:operator_swap_op:e40fe348": _BATCH_SIZE,
+    "realstate/render.py:152:operator_if_exp:17cbf727": _BATCH_SIZE,
+    "realstate/render.py:155:operator_swap_op:29ae1fbe": _BATCH_SIZE,
+    "realstate/render.py:155:operator_swap_op:676321b2": _BATCH_SIZE,
+    "realstate/render.py:155:operator_swap_op:b055ccb9": _BATCH_SIZE,
+    "realstate/render.py:155:operator_swap_op:d0ecc40c": _BATCH_SIZE,
     "realstate/rope.py:239:operator_swap_op:f8be3c19":
         "_rotate_run also copying a piece's empty overlap with a chunk (lo == hi): an empty copy writes nothing",
     "realstate/rope.py:225:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
@@ -169,7 +171,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/rope.py:36:operator_number:071f8317":
         "_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
         "one hold the same values",
-    "realstate/render.py:250:operator_number:0838a5d0":
+    "realstate/render.py:251:operator_number:0838a5d0":
         "naive_concat's default base: the naive render re-encodes nothing, so its bytes do not depend on the "
         "base, and the base is not part of the DynamicCache it returns",
     "realstate/order_value.py:57:operator_number:a4cd0307":
@@ -225,11 +227,11 @@ EQUIVALENT: dict[str, str] = {
     "spec/ids.py:16:operator_swap_op:ec4329a7":
         "input validation of content ids (wrong type or length): only invalid input reaches it, which verify "
         "never builds; tests/test_spec_*.py test the rejections",
-    "realstate/engine.py:74:operator_number:497d4a12": _PROBE_SIZE,
-    "realstate/engine.py:74:operator_number:fb605f22": _PROBE_SIZE,
-    "realstate/engine.py:74:operator_swap_op:2c5272b1": _PROBE_SIZE,
-    "realstate/engine.py:74:operator_swap_op:61c6a345": _PROBE_SIZE,
-    "realstate/engine.py:74:operator_swap_op:84f4fc4f": _PROBE_SIZE,
+    "realstate/engine.py:84:operator_number:497d4a12": _PROBE_SIZE,
+    "realstate/engine.py:84:operator_number:fb605f22": _PROBE_SIZE,
+    "realstate/engine.py:84:operator_swap_op:2c5272b1": _PROBE_SIZE,
+    "realstate/engine.py:84:operator_swap_op:61c6a345": _PROBE_SIZE,
+    "realstate/engine.py:84:operator_swap_op:84f4fc4f": _PROBE_SIZE,
     "proofs/ordering.py:267:operator_swap_op:898989f4":
         "the guard raises a clear TypeError when spec returns something other than a 64-bit word; with 'or' a "
         "word of another width passes it and the equality on the next line raises z3's sort mismatch instead: "
@@ -301,10 +303,6 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
-    "realstate/render.py:155:operator_number:21d97193":
-        "a large render written alone inside a canonical_renders call of several states: no verify input is larger "
-        "than BATCH_ELEMENTS (the checker's and the tiny replay's renders all batch), so the path is not reached; "
-        "tests/test_realstate_fragment_render.py drives it (the bound lowered) and pins its bytes",
     "realstate/order_value.py:274:operator_swap_op:ce17238f": _FSUM_PATH,
     "realstate/order_value.py:277:operator_swap_op:722b2153": _FSUM_PATH,
     "realstate/rope.py:166:operator_swap_op:f0fbb311": _SPAN_CHECK,

@@ -36,6 +36,9 @@ class Engine:
     collect: Callable[[Iterable[Fragment]], FragmentCollection]
     # where a batched render switches to its chunked path (None: realstate.rope.CHUNK_ELEMENTS)
     chunk_elements: int | None = None
+    # the largest render (in key elements) that shares its torch calls with the other renders of
+    # a canonical_renders call (None: realstate.render.BATCH_ELEMENTS)
+    batch_elements: int | None = None
 
     def order(self, fragments: Sequence[Fragment]) -> list[Fragment]:
         return self.sort(list(fragments), self.key)
@@ -65,6 +68,13 @@ def chunked(engine: Engine, elements: int) -> Engine:
     are the same on either path; verify's inputs are tiny, so without this the path every
     real-size render takes (realstate.rope._write_spans) would never run inside verify."""
     return replace(engine, name=f"{engine.name}/chunk={elements}", chunk_elements=elements)
+
+
+def batched_up_to(engine: Engine, elements: int) -> Engine:
+    """``engine`` with renders above ``elements`` key elements written alone inside a call that
+    renders several states.  The bytes are the same either way; verify's renders are all small,
+    so without this the path a large render takes there would never run inside verify."""
+    return replace(engine, name=f"{engine.name}/batch={elements}", batch_elements=elements)
 
 
 def chunk_probes(tokens: int, head_dim: int) -> tuple[int, int]:

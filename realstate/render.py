@@ -134,10 +134,10 @@ def render_layout(placements: Sequence[Placement], base: int, engine: Engine = C
 
 def render_layouts(layouts: Sequence[Sequence[Placement]], base: int, engine: Engine = CANONICAL,
                    reencode: bool = True) -> list[Rendered]:
-    """``render_layout`` of each layout, in order.  Small layouts (``BATCH_ELEMENTS``) with the
-    same fingerprint object, device and (tokens, δ) spans are written together: their i-th
-    sources stacked on a new leading axis, so one re-encoding and one concatenation write them
-    all as [B·L, H, T, D].  The arithmetic is elementwise and the spans are each layout's own, so
+    """``render_layout`` of each layout, in order.  Small layouts (``BATCH_ELEMENTS``, or the
+    engine's ``batch_elements``) with the same fingerprint object, device and (tokens, δ) spans
+    are written together: their i-th sources stacked on a new leading axis, so one re-encoding
+    and one concatenation write them all as [B·L, H, T, D].  The arithmetic is elementwise and the spans are each layout's own, so
     every render holds the bytes it would alone (tested); what is shared is only the fixed cost
     of the torch calls, which is most of the cost of a checker's tiny render.  Each render's
     tensors are contiguous views into its batch."""
@@ -149,9 +149,10 @@ def render_layouts(layouts: Sequence[Sequence[Placement]], base: int, engine: En
         return _render_batch(prepared, base, engine, batched)
     rendered: list[Rendered] = [None] * len(prepared)  # type: ignore[list-item]
     groups: dict[tuple[int, tuple[tuple[int, int], ...], torch.device], list[int]] = {}
+    bound = BATCH_ELEMENTS if engine.batch_elements is None else engine.batch_elements
     for i, p in enumerate(prepared):
         fp = p.fingerprint
-        if p.total * fp.layers * fp.kv_heads * fp.head_dim > BATCH_ELEMENTS:
+        if p.total * fp.layers * fp.kv_heads * fp.head_dim > bound:
             rendered[i] = _render_batch([p], base, engine, batched)[0]
         else:
             groups.setdefault((id(fp), p.spans, p.sources[0].device), []).append(i)

@@ -27,7 +27,7 @@ from realstate.activations import LayerActivations, layer_activations
 from realstate.agents import DEFAULT_QUESTION, AgentRun, run_agents
 from realstate.continuation import Continuation, greedy_continue, greedy_continue_many
 from realstate.dtypes import raw_bits
-from realstate.engine import CANONICAL, PER_FRAGMENT, Engine, chunk_probes, chunked
+from realstate.engine import CANONICAL, PER_FRAGMENT, Engine, batched_up_to, chunk_probes, chunked
 from realstate.fidelity import FidelityRow, placement_fidelity
 from realstate.fragment import Fragment
 from realstate.models import LoadedModel, load_checkpoint, load_named, load_seeded, model_inv_freq
@@ -461,7 +461,11 @@ def c3_oracle(r: Replay) -> ClaimResult:
         if mismatches:
             failures.append({"mode": mode, "base": base, "engine": engine.name, "fragments": len(subset),
                              "first": [str(m) for m in mismatches]})
-    together_engines = engines[:-1]  # the batched paths (the per-fragment engine renders one at a time)
+    # the batched paths (the per-fragment engine renders one at a time), and a batch bound of one
+    # fragment's render: in one call, the one-fragment sets are written together and the full
+    # sets each alone (the path a real-size render takes when rendered beside others)
+    first = r.fragments[0]
+    together_engines = [*engines[:-1], batched_up_to(r.engine, first.keys.numel())]
     together_count, together = _together_mismatches(r, together_engines)
     failures += together
     api = _public_api_mismatches(r)

@@ -79,6 +79,10 @@ PLANTS = {
     "the one-render path taken for two layouts (two sets of different shapes rendered together)": (
         Patch(RENDER, "    if len(prepared) == 1:", "    if len(prepared) == 2:"),
         ORACLE),
+    "a large render written alone beside others at the next base (batch bound of one fragment)": (
+        Patch(RENDER, "            rendered[i] = _render_batch([p], base, engine, batched)[0]",
+              "            rendered[i] = _render_batch([p], base + 1, engine, batched)[0]"),
+        ORACLE),
     "copying path byte-swaps on a little-endian machine (strided ids)": (
         Patch(FRAGMENT, "    if not _LITTLE_ENDIAN:\n        array = array.byteswap()",
               "    if _LITTLE_ENDIAN:\n        array = array.byteswap()"),

@@ -394,3 +394,10 @@ def test_small_renders_share_a_batch_and_large_ones_are_written_alone(monkeypatc
     assert len({r.keys.untyped_storage().data_ptr() for r in large}) == len(states)
     assert all(r.keys.untyped_storage().nbytes() == r.keys.nbytes for r in large)
     assert [r.digest() for r in small] == [r.digest() for r in large] == alone
+    monkeypatch.undo()  # the engine's bound (how verify drives both paths) wins over the module's
+    from realstate.engine import CANONICAL, batched_up_to
+
+    for bound, storages in ((elements, 1), (elements - 1, len(states))):
+        rendered = render.canonical_renders(states, engine=batched_up_to(CANONICAL, bound))
+        assert len({r.keys.untyped_storage().data_ptr() for r in rendered}) == storages
+        assert [r.digest() for r in rendered] == alone
