@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from spec import FragmentSet
 
@@ -122,3 +122,12 @@ class Backend(Protocol[F, S]):
         """BagMerge of ``fragments`` in list order, packaged as a new fragment at start 0.
 
         Only mutants use it (incremental 'render of a render' merging)."""
+
+
+def render_digests(backend: Backend, states: Sequence[Any], base: int = 0) -> list[str]:
+    """``backend.render_digest`` of each state, in order: through the backend's optional
+    ``render_digests`` when it has one (the fixed cost of its calls shared, never a render)."""
+    many = getattr(backend, "render_digests", None)
+    if many is None:
+        return [backend.render_digest(s, base) for s in states]
+    return many(states, base)

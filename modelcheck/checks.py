@@ -25,7 +25,7 @@ from typing import Any
 from modelcheck import enumerate as en
 from modelcheck import oracle_link
 from modelcheck import properties as P
-from modelcheck.backend import Backend, FragmentDesc, Universe
+from modelcheck.backend import Backend, FragmentDesc, Universe, render_digests
 from modelcheck.enumerate import Expr, Join, Leaf
 from modelcheck.program import ProgramBuilder, evaluate, failed_expectations, run_program
 from modelcheck.trace import make_trace
@@ -153,10 +153,7 @@ class UniverseCheck:
         """One render per state, as ``render`` gives it; a backend with ``render_digests`` may
         share the fixed cost of its torch calls between them (never their bytes)."""
         self.renders += len(states)
-        many = getattr(self.backend, "render_digests", None)
-        if many is None:
-            return [self.backend.render_digest(s, self.base) for s in states]
-        return many(states, self.base)
+        return render_digests(self.backend, states, self.base)
 
     def render_once(self, state: Any) -> str:
         """Render a state object once; the memo is keyed by the object (kept alive), never by

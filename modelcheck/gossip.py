@@ -35,7 +35,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from modelcheck.backend import Backend, Universe
+from modelcheck.backend import Backend, Universe, render_digests
 from modelcheck.trace import make_trace
 from spec import InputError, Progress, no_progress
 from spec.fragment_set import current_iteration_order
@@ -149,10 +149,7 @@ class _World:
         """One render per state, none remembered (states made for one check and dropped); a
         backend with ``render_digests`` may share the fixed cost of its torch calls between them."""
         self.render_calls += len(states)
-        many = getattr(self.backend, "render_digests", None)
-        if many is None:
-            return [self.backend.render_digest(s, self.base) for s in states]
-        return many(states, self.base)
+        return render_digests(self.backend, states, self.base)
 
     @property
     def renders(self) -> int:
@@ -344,18 +341,16 @@ class _World:
         Every state these compare is rendered by its own call: a replica's state once per object
         (its facts record), each exchanged state afresh; all of the batch's renders go to the
         backend together, so they may share the fixed cost of its torch calls, never bytes."""
-        jobs: list[Any] = []
-        records: dict[int, list[Any]] = {}    # id(record) -> the record a pending render fills
+        jobs: list[tuple[Any, list[Any] | None]] = []  # (state, the record its digest fills)
+        queued: set[int] = set()                          # ids of the records already in jobs
         plans = []
         for n, facts in batch:
-            live = [(i, f) for i, f in enumerate(facts) if f is not None]
-            pairs = [(live[x][0], live[y][0], live[x][1], live[y][1]) for x in range(len(live))
-                     for y in range(x + 1, len(live)) if live[x][1][0] == live[y][1][0]]
-            for _, _, *both in pairs:
-                for record in both:
-                    if record[1] is None and id(record) not in records:
-                        records[id(record)] = record
-                        jobs.append((n.states[next(i for i, f in live if f is record)], record))
+            live = [(i, n.states[i], f) for i, f in enumerate(facts) if f is not None]
+            pairs = [(a, b) for x, a in enumerate(live) for b in live[x + 1:] if a[2][0] == b[2][0]]
+            for _, state, record in itertools.chain.from_iterable(pairs):
+                if record[1] is None and id(record) not in queued:
+                    queued.add(id(record))
+                    jobs.append((state, record))
             exchanged, first = None, 0
             if fair_exchange:
                 exchanged = self.exchanged(n)
@@ -370,7 +365,7 @@ class _World:
             if record is not None:
                 record[1] = digest
         for index, (pairs, first, exchanged) in enumerate(plans):
-            for i, j, a, b in pairs:
+            for (i, _, a), (j, _, b) in pairs:
                 if a[1] != b[1]:
                     return index, "same-set", (i, j)
             if fair_exchange and (exchanged is None
