@@ -27,6 +27,7 @@ from audit.scratch import Patch, PatchError, project_root
 RENDER, ENGINE, FRAGMENT = "realstate/render.py", "realstate/engine.py", "realstate/fragment.py"
 ROPE, ORDER_VALUE, FINGERPRINT = "realstate/rope.py", "realstate/order_value.py", "realstate/fingerprint.py"
 SPEC_ORDERING, SPEC_SET = "spec/ordering.py", "spec/fragment_set.py"
+FUSED = "realstate/fused.py"
 
 SORTED_LAYOUT = "        layouts.append(layout(engine.order(members), base))"
 DELTA = "p.offset - f.start if reencode else 0"
@@ -318,6 +319,36 @@ CATALOG: tuple[Curated, ...] = (
                    "            x.mul_(cos[:r1 - r0])  # [k1·c, k2·c]\n"),),
             REALSTATE, frozenset({ORACLE_ROW, KNOWN_RENDERS}),
             why="an indexing slip in the path large renders take; verify drives it with small chunk sizes"),
+    Curated("compiled kernel truncates to bfloat16 instead of rounding to nearest even",
+            (Patch(FUSED, "    return np.uint16((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> "
+                          "np.uint32(16))\n",
+                   "    return np.uint16(u >> np.uint32(16))\n"),),
+            REALSTATE, frozenset({ORACLE_ROW, KNOWN_RENDERS}), True,
+            why="the path every large bfloat16 render on a CPU takes; a hand-written rounding is where such a "
+                "kernel goes wrong, and verify drives it with small chunk sizes"),
+    Curated("compiled kernel adds the sine term the formula subtracts",
+            (Patch(FUSED, "                dst[b, row + t, j] = _narrow(k1 * cos[j] - k2 * sin[j])\n",
+                   "                dst[b, row + t, j] = _narrow(k1 * cos[j] + k2 * sin[j])\n"),),
+            REALSTATE, frozenset({ORACLE_ROW, KNOWN_RENDERS}),
+            why="a sign slip in the kernel's arithmetic (mutmut leaves decorated functions, so the numba "
+                "kernels' bodies are audited by curated bugs only)"),
+    Curated("compiled kernel writes every piece from the render's first row",
+            (Patch(FUSED, "                dst[b, row + t, j] = _narrow(k1 * cos[j] - k2 * sin[j])\n"
+                          "                dst[b, row + t, j + half] = _narrow(k2 * cos[j + half] + k1 * sin[j + half])\n",
+                   "                dst[b, t, j] = _narrow(k1 * cos[j] - k2 * sin[j])\n"
+                   "                dst[b, t, j + half] = _narrow(k2 * cos[j + half] + k1 * sin[j + half])\n"),),
+            REALSTATE, frozenset({ORACLE_ROW, KNOWN_RENDERS}),
+            why="an offset dropped: right for a render's first piece, wrong for every later one"),
+    Curated("float32 compiled kernel swaps the keys' halves in the second sum",
+            (Patch(FUSED, "                dst[b, row + t, j + half] = k2 * cos[j + half] + k1 * sin[j + half]\n",
+                   "                dst[b, row + t, j + half] = k1 * cos[j + half] + k2 * sin[j + half]\n"),),
+            REALSTATE, frozenset({KNOWN_RENDERS}),
+            why="the float32 kernel, which the bfloat16 replay does not take: the known-answer vectors do"),
+    Curated("compiled kernel's threads all write the first share of blocks",
+            (Patch(FUSED, "    bounds = [blocks * i // threads for i in range(threads + 1)]\n",
+                   "    bounds = [0] + [blocks // threads] * threads\n"),),
+            REALSTATE, frozenset({ORACLE_ROW, KNOWN_RENDERS}),
+            why="a split of the (layer, head) blocks between threads that leaves some unwritten"),
     Curated("frequencies recomputed from rope_theta",
             (Patch(ENGINE, "    return fingerprint.inv_freq\n",
                    "    return tuple(1.0 / fingerprint.rope_theta ** (2 * i / fingerprint.head_dim)\n"

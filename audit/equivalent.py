@@ -79,45 +79,45 @@ EQUIVALENT: dict[str, str] = {
     "realstate/render.py:155:operator_swap_op:676321b2": _BATCH_SIZE,
     "realstate/render.py:155:operator_swap_op:b055ccb9": _BATCH_SIZE,
     "realstate/render.py:155:operator_swap_op:d0ecc40c": _BATCH_SIZE,
-    "realstate/rope.py:239:operator_swap_op:f8be3c19":
+    "realstate/rope.py:275:operator_swap_op:f8be3c19":
         "_rotate_run also copying a piece's empty overlap with a chunk (lo == hi): an empty copy writes nothing",
-    "realstate/rope.py:225:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
-    "realstate/rope.py:226:operator_swap_op:6911331f":
+    "realstate/rope.py:261:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
+    "realstate/rope.py:262:operator_swap_op:6911331f":
         _CHUNK_SHAPE + " (chunk // (length / D) >= D^2 exceeds layers x kv heads in every geometry here, so min() "
         "still returns the integer block count)",
-    "realstate/rope.py:228:operator_number:22090cfb": _CHUNK_SHAPE,
-    "realstate/rope.py:228:operator_number:94986d77": _CHUNK_SHAPE,
-    "realstate/rope.py:229:operator_number:d3d1f301": _CHUNK_SHAPE,
-    "realstate/rope.py:171:operator_if_exp:8fd4ccb4": _RENDER_PATH,
-    "realstate/rope.py:172:operator_swap_op:64bf363d": _RENDER_PATH,
-    "realstate/rope.py:189:operator_number:5e5572b8": _GROUPING,
-    "realstate/rope.py:189:operator_number:63ed2b30": _GROUPING + " (a delta-0 piece is still copied, not grouped)",
-    "realstate/rope.py:189:operator_number:7d5f5a0c": _GROUPING,
-    "realstate/rope.py:189:operator_swap_op:4296ae36": _GROUPING,
-    "realstate/rope.py:189:operator_swap_op:a782ff82": _GROUPING,
-    "realstate/rope.py:189:operator_swap_op:b37311de": _GROUPING,
-    "realstate/rope.py:204:operator_if_exp:b6a22673":
+    "realstate/rope.py:264:operator_number:22090cfb": _CHUNK_SHAPE,
+    "realstate/rope.py:264:operator_number:94986d77": _CHUNK_SHAPE,
+    "realstate/rope.py:265:operator_number:d3d1f301": _CHUNK_SHAPE,
+    "realstate/rope.py:180:operator_if_exp:8fd4ccb4": _RENDER_PATH,
+    "realstate/rope.py:181:operator_swap_op:64bf363d": _RENDER_PATH,
+    "realstate/rope.py:202:operator_number:5e5572b8": _GROUPING,
+    "realstate/rope.py:202:operator_number:63ed2b30": _GROUPING + " (a delta-0 piece is still copied, not grouped)",
+    "realstate/rope.py:202:operator_number:7d5f5a0c": _GROUPING,
+    "realstate/rope.py:202:operator_swap_op:4296ae36": _GROUPING,
+    "realstate/rope.py:202:operator_swap_op:a782ff82": _GROUPING,
+    "realstate/rope.py:202:operator_swap_op:b37311de": _GROUPING,
+    "realstate/rope.py:240:operator_if_exp:b6a22673":
         "_rotate_in_place narrowing even when the region is the whole tensor: a narrow over the full length is a "
         "view of the same elements",
-    "realstate/rope.py:34:operator_swap_op:e1a66908":
+    "realstate/rope.py:37:operator_swap_op:e1a66908":
         _CHUNK_SIZE + " (1 >> 19 = 0: every render chunked, a row at a time)",
-    "realstate/rope.py:103:operator_if_exp:84468763":
+    "realstate/rope.py:108:operator_if_exp:84468763":
         "_span_tables concatenating a single part instead of making it contiguous: torch.cat of one tensor is a "
         "copy with the same values",
-    "realstate/rope.py:113:operator_number:0ce3229f": _TABLE_CACHE,
-    "realstate/rope.py:113:operator_swap_op:3113f2ad": _TABLE_CACHE,
-    "realstate/rope.py:113:operator_swap_op:895f93e3": _TABLE_CACHE,
-    "realstate/rope.py:113:operator_swap_op:9d478e00": _TABLE_CACHE,
-    "realstate/rope.py:142:operator_if_exp:c27da2a8": _RENDER_PATH,
-    "realstate/rope.py:143:operator_swap_op:2ddbadfb": _RENDER_PATH,
-    "realstate/rope.py:143:operator_swap_op:6fcdb19a": _RENDER_PATH,
-    "realstate/rope.py:143:operator_swap_op:c7f2234c": _RENDER_PATH,
-    "realstate/rope.py:143:operator_swap_op:fff42bfe": _RENDER_PATH,
-    "realstate/rope.py:34:operator_number:3dc384a2": _CHUNK_SIZE,
-    "realstate/rope.py:34:operator_number:f8e7f653": _CHUNK_SIZE,
-    "realstate/rope.py:36:operator_number:9eda7764": _TABLE_CACHE,
-    "realstate/rope.py:36:operator_swap_op:fbb1b248": _TABLE_CACHE + " (1 >> 14 = 0: nothing is cached)",
-    "realstate/rope.py:86:operator_number:c5391e03":
+    "realstate/rope.py:118:operator_number:0ce3229f": _TABLE_CACHE,
+    "realstate/rope.py:118:operator_swap_op:3113f2ad": _TABLE_CACHE,
+    "realstate/rope.py:118:operator_swap_op:895f93e3": _TABLE_CACHE,
+    "realstate/rope.py:118:operator_swap_op:9d478e00": _TABLE_CACHE,
+    "realstate/rope.py:150:operator_if_exp:c27da2a8": _RENDER_PATH,
+    "realstate/rope.py:151:operator_swap_op:2ddbadfb": _RENDER_PATH,
+    "realstate/rope.py:151:operator_swap_op:6fcdb19a": _RENDER_PATH,
+    "realstate/rope.py:151:operator_swap_op:c7f2234c": _RENDER_PATH,
+    "realstate/rope.py:151:operator_swap_op:fff42bfe": _RENDER_PATH,
+    "realstate/rope.py:37:operator_number:3dc384a2": _CHUNK_SIZE,
+    "realstate/rope.py:37:operator_number:f8e7f653": _CHUNK_SIZE,
+    "realstate/rope.py:39:operator_number:9eda7764": _TABLE_CACHE,
+    "realstate/rope.py:39:operator_swap_op:fbb1b248": _TABLE_CACHE + " (1 >> 14 = 0: nothing is cached)",
+    "realstate/rope.py:91:operator_number:c5391e03":
         "_runs' end sentinel (1, 0) instead of (0, 0): its delta 0 closes the last run before its length is "
         "added, so only the unused final position changes",
     "realstate/order_value.py:250:operator_number:f89da55e":
@@ -168,10 +168,10 @@ EQUIVALENT: dict[str, str] = {
     "realstate/order_value.py:149:operator_number:6147cc7b": _PESSIMISTIC,
     "realstate/order_value.py:150:operator_number:015f9860": _PESSIMISTIC,
     "realstate/order_value.py:151:operator_name:30851ce8": _PESSIMISTIC,
-    "realstate/rope.py:36:operator_number:071f8317":
+    "realstate/rope.py:39:operator_number:071f8317":
         "_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
         "one hold the same values",
-    "realstate/render.py:251:operator_number:0838a5d0":
+    "realstate/render.py:253:operator_number:0838a5d0":
         "naive_concat's default base: the naive render re-encodes nothing, so its bytes do not depend on the "
         "base, and the base is not part of the DynamicCache it returns",
     "realstate/order_value.py:57:operator_number:a4cd0307":
@@ -227,11 +227,11 @@ EQUIVALENT: dict[str, str] = {
     "spec/ids.py:16:operator_swap_op:ec4329a7":
         "input validation of content ids (wrong type or length): only invalid input reaches it, which verify "
         "never builds; tests/test_spec_*.py test the rejections",
-    "realstate/engine.py:84:operator_number:497d4a12": _PROBE_SIZE,
-    "realstate/engine.py:84:operator_number:fb605f22": _PROBE_SIZE,
-    "realstate/engine.py:84:operator_swap_op:2c5272b1": _PROBE_SIZE,
-    "realstate/engine.py:84:operator_swap_op:61c6a345": _PROBE_SIZE,
-    "realstate/engine.py:84:operator_swap_op:84f4fc4f": _PROBE_SIZE,
+    "realstate/engine.py:96:operator_number:497d4a12": _PROBE_SIZE,
+    "realstate/engine.py:96:operator_number:fb605f22": _PROBE_SIZE,
+    "realstate/engine.py:96:operator_swap_op:2c5272b1": _PROBE_SIZE,
+    "realstate/engine.py:96:operator_swap_op:61c6a345": _PROBE_SIZE,
+    "realstate/engine.py:96:operator_swap_op:84f4fc4f": _PROBE_SIZE,
     "proofs/ordering.py:267:operator_swap_op:898989f4":
         "the guard raises a clear TypeError when spec returns something other than a 64-bit word; with 'or' a "
         "word of another width passes it and the equality on the next line raises z3's sort mismatch instead: "
@@ -305,8 +305,8 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
 GAPS: dict[str, str] = {
     "realstate/order_value.py:274:operator_swap_op:ce17238f": _FSUM_PATH,
     "realstate/order_value.py:277:operator_swap_op:722b2153": _FSUM_PATH,
-    "realstate/rope.py:166:operator_swap_op:f0fbb311": _SPAN_CHECK,
-    "realstate/rope.py:167:operator_swap_op:e7e29a40": _SPAN_CHECK,
+    "realstate/rope.py:175:operator_swap_op:f0fbb311": _SPAN_CHECK,
+    "realstate/rope.py:176:operator_swap_op:e7e29a40": _SPAN_CHECK,
     "realstate/order_value.py:190:operator_number:d7f4fdcf":
         "the spread one too small for rows of 2^j + 1 values: safe at level 1 (remainders are at most half a grid "
         "step) but not proven for later levels of short rows; no difference found on 2,000 adversarial rows, and "
@@ -320,10 +320,10 @@ GAPS: dict[str, str] = {
     "realstate/order_value.py:57:operator_number:80f33b44": _EMPTY_AXIS,
     "realstate/order_value.py:57:operator_swap_op:116a7f83": _WRONG_RANK,
     "realstate/order_value.py:57:operator_swap_op:88c41015": _EMPTY_AXIS,
-    "realstate/rope.py:253:operator_swap_op:e0443f3c": _LEADING_DIMS,
-    "realstate/rope.py:253:operator_number:1a1cd6c2": _LEADING_DIMS,
-    "realstate/rope.py:255:operator_swap_op:96fc47e0": _LEADING_DIMS,
-    "realstate/rope.py:253:operator_swap_op:2f33a7ae":
+    "realstate/rope.py:289:operator_swap_op:e0443f3c": _LEADING_DIMS,
+    "realstate/rope.py:289:operator_number:1a1cd6c2": _LEADING_DIMS,
+    "realstate/rope.py:291:operator_swap_op:96fc47e0": _LEADING_DIMS,
+    "realstate/rope.py:289:operator_swap_op:2f33a7ae":
         "reencode_into no longer refusing a destination of another shape itself (reencode_spans still refuses it, "
         "with its own message): every product caller passes matching shapes; pytest pins the message",
     "spec/claims.py:179:operator_keywords:2d6796c9":

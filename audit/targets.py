@@ -68,6 +68,7 @@ TARGETS: tuple[Target, ...] = (
     Target("spec/ordering.py"),
     Target("realstate/render.py", {"_common_fingerprint": VALIDATION}),
     Target("realstate/rope.py", {"rotate_half": REFERENCE, "reencode_reference": REFERENCE}),
+    Target("realstate/fused.py"),
     Target("realstate/order_value.py"),
     Target("realstate/fragment.py", {"_validate": VALIDATION, "Fragment.__repr__": DISPLAY}),
     Target("realstate/engine.py"),

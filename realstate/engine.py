@@ -39,6 +39,12 @@ class Engine:
     # the largest render (in key elements) that shares its torch calls with the other renders of
     # a canonical_renders call (None: realstate.render.BATCH_ELEMENTS)
     batch_elements: int | None = None
+    # whether the chunked path may use realstate.fused's compiled kernel where it applies (CPU keys in
+    # bfloat16 or float32, numba installed); False: torch's operations only.  The bytes are the same
+    fused: bool = True
+    # the threads the compiled kernel splits a render's (layer, head) blocks between (None: torch's
+    # thread count); the bytes are the same on any number
+    threads: int | None = None
 
     def order(self, fragments: Sequence[Fragment]) -> list[Fragment]:
         return self.sort(list(fragments), self.key)
@@ -70,6 +76,12 @@ def chunked(engine: Engine, elements: int) -> Engine:
     return replace(engine, name=f"{engine.name}/chunk={elements}", chunk_elements=elements)
 
 
+def unfused(engine: Engine) -> Engine:
+    """``engine`` with the chunked path on torch's operations only: where the compiled kernel
+    applies, a render above the chunk size would otherwise never reach them."""
+    return replace(engine, name=f"{engine.name}/torch", fused=False)
+
+
 def batched_up_to(engine: Engine, elements: int) -> Engine:
     """``engine`` with renders above ``elements`` key elements written alone inside a call that
     renders several states.  The bytes are the same either way; verify's renders are all small,
@@ -82,6 +94,21 @@ def chunk_probes(tokens: int, head_dim: int) -> tuple[int, int]:
     positions (with more than two (layer, head) blocks): a chunk of two positions (every run
     longer than that is split by rows) and one of two whole blocks (runs are batched by blocks)."""
     return 2 * head_dim, 2 * tokens * head_dim
+
+
+# the threads large_path_engines splits the compiled kernel's work between
+KERNEL_PROBE_THREADS = 3
+
+
+def large_path_engines(engine: Engine, tokens: int, head_dim: int) -> list[Engine]:
+    """Engines that drive every path a large render can take on a render of ``tokens`` positions:
+    the compiled kernel (one chunk size: it does not chunk) with its blocks split between three
+    threads (uneven shares; whatever thread count the process runs with, even one), and both
+    branches of the torch chunked path (``chunk_probes``)."""
+    probes = chunk_probes(tokens, head_dim)
+    kernel = replace(chunked(engine, probes[0]), threads=KERNEL_PROBE_THREADS)
+    return [replace(kernel, name=f"{kernel.name}/threads={KERNEL_PROBE_THREADS}"),
+            *(chunked(unfused(engine), n) for n in probes)]
 
 
 def _reencode_each(dest: torch.Tensor, keys: torch.Tensor, delta: int, inv_freq: Sequence[float]) -> None:

@@ -66,8 +66,8 @@ FIDELITY = register(
 ORACLE = register(
     "C3", PART, "render equals the independent oracle", ALWAYS,
     "every distinct render the replay made, plus the full set in canonical, bag and naive mode at "
-    "base 0 and at a non-zero base (each on the small-render path and, with small chunk sizes, on both "
-    "branches of the chunked path real-size renders take), sets rendered together by canonical_renders (one "
+    "base 0 and at a non-zero base (each on the small-render path and, with small chunk sizes, on every "
+    "path real-size renders take: the compiled kernel and both branches of torch's chunked path), sets rendered together by canonical_renders (one "
     "call holding the full set and its negated twin of the same layout shape; also with a batch bound that "
     "writes the full sets alone beside batched one-fragment sets), and every fragment's content id, "
     "m and key, equal the independently written reference (oracle/) byte for byte (where it re-encodes a key "

@@ -169,11 +169,13 @@ def _render_batch(batch: list[_Prepared], base: int, engine: Engine,
     fp = first.fingerprint
     inv_freq = engine.frequencies(fp)
     if len(batch) == 1:
-        keys = batched(first.sources, first.spans, inv_freq, chunk_elements=engine.chunk_elements)
+        keys = batched(first.sources, first.spans, inv_freq, chunk_elements=engine.chunk_elements,
+                       fused=engine.fused, threads=engine.threads)
         return [Rendered(fp, base, keys, torch.cat(first.values, dim=2), first.placements)]
     count = len(batch)
     stacked = [torch.stack(column).flatten(0, 1) for column in zip(*(p.sources for p in batch))]
-    keys = batched(stacked, first.spans, inv_freq, chunk_elements=engine.chunk_elements)
+    keys = batched(stacked, first.spans, inv_freq, chunk_elements=engine.chunk_elements, fused=engine.fused,
+                   threads=engine.threads)
     keys = keys.view(count, -1, *keys.shape[1:])
     values = torch.cat([torch.stack(column) for column in zip(*(p.values for p in batch))], dim=3)
     return [Rendered(fp, base, k, v, p.placements) for k, v, p in zip(keys.unbind(), values.unbind(), batch)]

@@ -21,13 +21,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
 from modelcheck import enumerate as en
 from realstate import properties as P
 from realstate.activations import LayerActivations, layer_activations
 from realstate.agents import DEFAULT_QUESTION, AgentRun, run_agents
 from realstate.continuation import Continuation, greedy_continue, greedy_continue_many
 from realstate.dtypes import raw_bits
-from realstate.engine import CANONICAL, PER_FRAGMENT, Engine, batched_up_to, chunk_probes, chunked
+from realstate.engine import (CANONICAL, PER_FRAGMENT, Engine, batched_up_to, chunked, large_path_engines,
+                              unfused)
 from realstate.fidelity import FidelityRow, placement_fidelity
 from realstate.fragment import Fragment
 from realstate.models import LoadedModel, load_checkpoint, load_named, load_seeded, model_inv_freq
@@ -46,6 +49,7 @@ from realstate.render import (
     naive_render,
     render_layout,
 )
+from realstate.rope import NUMBA, fused_kernel
 from realstate.settings import ReplaySettings
 from spec import (
     Check,
@@ -445,8 +449,8 @@ def c3_oracle(r: Replay) -> ClaimResult:
     head_dim = r.fragments[0].keys.shape[-1]
     # chunks of 5 positions besides chunk_probes' two: a piece that ends inside a later chunk
     # with several of its rows there (what real-size renders, 4,096 rows a chunk, do all the time)
-    engines = [r.engine, *(chunked(r.engine, n) for n in chunk_probes(tokens, head_dim)),
-               chunked(r.engine, 5 * head_dim), PER_FRAGMENT]
+    engines = [r.engine, *large_path_engines(r.engine, tokens, head_dim),
+               chunked(unfused(r.engine), 5 * head_dim), PER_FRAGMENT]
     # the full set and its first fragment alone (a path that reads a second fragment breaks there),
     # then layouts the agents' fragments never form (_layout_probes), on every path
     cases = [(mode, base, engine, subset) for mode in ("canonical", "bag", "naive") for base in (0, ORACLE_BASE)
@@ -476,12 +480,22 @@ def c3_oracle(r: Replay) -> ClaimResult:
                                  f"ids, m and keys; {len(r.rendered)} distinct renders of {r.renders}; "
                                  f"{len(cases)} renders of the full set, of one fragment and of two probe "
                                  f"layouts (canonical, bag, naive at base 0 and {ORACLE_BASE}, each on the small "
-                                 f"path, three chunk sizes and the per-fragment path); "
+                                 f"path, the compiled kernel{_fused_note(r.fragments[0].keys)}, the torch chunked path at three "
+                                 f"chunk sizes and the per-fragment path); "
                                  f"{together_count} renders of sets written together ({len(together_engines)} "
                                  f"paths, both bases); {len(PUBLIC_API) + 2} "
                                  f"library calls with their defaults (the three DynamicCache renders, layout, "
                                  f"canonical_renders)",
                           failures=failures[:5])
+
+
+def _fused_note(keys: torch.Tensor) -> str:
+    """Says so where the compiled kernel's engine fell back to the torch path (numba missing,
+    CUDA keys or float16): the replay still passes, but it has not exercised the kernel."""
+    if fused_kernel(keys) is not None:
+        return ""
+    return f" (which does not apply to {keys.dtype} keys on {keys.device.type}" + (
+        "" if NUMBA else " or without numba") + ": the torch path)"
 
 
 def _together_calls(fragments: Sequence[Fragment]) -> list[list[list[Fragment]]]:

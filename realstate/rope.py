@@ -13,17 +13,20 @@ position row carries its own fragment's cos/sin); ``reencode_into`` is the per-f
 The keys are widened once to float32 (X), and X₁ = k₁c − k₂s, X₂ = k₂c + k₁s are formed from
 separately rounded products and rounded once to the storage dtype: either as
 X·C + roll(X)·[−S, S] (small renders: fewest operations) or as X·C, then X₁ −= (X·S)₂ and
-X₂ += (X·S)₁ (large renders, chunk by chunk in cache).  Both are the literal formula term for
-term, since a + (−b) = a − b and (−x)·s = −(x·s) exactly in IEEE arithmetic.  Rotation tables
-are cached per (frequencies, δ) and per layout of small renders.  Renders and the literal
-formula agree bit for bit on every non-NaN input (tested); a NaN key
-stays NaN, with unspecified sign."""
+X₂ += (X·S)₁ (large renders, chunk by chunk in cache), or, for large renders of CPU keys in
+bfloat16 or float32, by ``realstate.fused``'s compiled kernel in one pass.  Each is the literal
+formula term for term, since a + (−b) = a − b and (−x)·s = −(x·s) exactly in IEEE arithmetic.
+Rotation tables are cached per (frequencies, δ) and per layout of small renders.  Renders and
+the literal formula agree bit for bit on every non-NaN input (tested); a NaN key stays NaN,
+with unspecified sign."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from types import ModuleType
 
 import torch
 
@@ -34,6 +37,8 @@ import torch
 CHUNK_ELEMENTS = 1 << 19
 # layout tables of at most this many elements (positions x head dim) are cached
 _CACHED_TABLE_ELEMENTS = 1 << 14
+# realstate.fused compiles with numba; where numba is not installed, large renders take the torch path
+NUMBA = importlib.util.find_spec("numba") is not None
 
 
 def rotate_half(x: torch.Tensor) -> torch.Tensor:
@@ -129,12 +134,15 @@ def _build_small_plan(inv_freq: tuple[float, ...], spans: _Spans, device: torch.
 
 
 def render_keys(sources: Sequence[torch.Tensor], spans: _Spans, inv_freq: Sequence[float],
-                chunk_elements: int | None = None) -> torch.Tensor:
+                chunk_elements: int | None = None, fused: bool = True, threads: int | None = None
+                ) -> torch.Tensor:
     """The keys of a render: ``sources[i]`` ([L, H, n_i, D]) laid back to back along the token
     axis, each rotated by its δ from ``spans[i] = (n_i, δ_i)``.  The sources come from validated
     fragments of one fingerprint (``render_layout`` checks that), so they are not checked again.
     ``chunk_elements`` (default ``CHUNK_ELEMENTS``) is where the chunked path starts: the bytes
-    are the same either way, and a small value lets tiny inputs drive the large-render path."""
+    are the same either way, and a small value lets tiny inputs drive the large-render path.
+    ``fused`` lets that path use the compiled kernel where it applies (else torch's operations),
+    which splits the work between ``threads`` (default: torch's thread count)."""
     first = sources[0]
     layers, heads, _, head_dim = first.shape
     tokens = sum([n for n, _ in spans])
@@ -150,12 +158,13 @@ def render_keys(sources: Sequence[torch.Tensor], spans: _Spans, inv_freq: Sequen
     for keys, (n, delta) in zip(sources, spans):
         pieces.append((keys, position, delta))
         position += n
-    _write_spans(dest, pieces, frequencies, chunk)
+    _write_spans(dest, pieces, frequencies, chunk, fused, threads)
     return dest
 
 
 def reencode_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, int]],
-                   inv_freq: Sequence[float], chunk_elements: int | None = None) -> None:
+                   inv_freq: Sequence[float], chunk_elements: int | None = None, fused: bool = True,
+                   threads: int | None = None) -> None:
     """Write each ``(keys [L, H, n, D], position, delta)`` into ``dest [L, H, T, D]`` at
     ``position`` along the token axis, rotated by ``delta`` (δ = 0: copied untouched)."""
     layers, heads, tokens, head_dim = dest.shape
@@ -170,7 +179,7 @@ def reencode_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int,
     frequencies = tuple(inv_freq)
     chunk = CHUNK_ELEMENTS if chunk_elements is None else chunk_elements
     if dest.numel() > chunk:
-        _write_spans(dest, pieces, frequencies, chunk)
+        _write_spans(dest, pieces, frequencies, chunk, fused, threads)
         return
     for keys, position, delta in pieces:  # few elements: copy, then rotate with the fewest operations
         dest[:, :, position:position + keys.shape[2]].copy_(keys)
@@ -180,9 +189,13 @@ def reencode_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int,
 
 
 def _write_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, int]],
-                 inv_freq: tuple[float, ...], chunk: int) -> None:
-    """Chunk by chunk from the sources straight into ``dest``: each byte read and written once.
-    Pieces with δ ≠ 0 that lie back to back are rotated together."""
+                 inv_freq: tuple[float, ...], chunk: int, fused: bool, threads: int | None) -> None:
+    """From the sources straight into ``dest``: by the compiled kernel where it applies (and
+    ``fused``), else chunk by chunk with pieces with δ ≠ 0 that lie back to back rotated together."""
+    kernel = fused_kernel(dest) if fused else None
+    if kernel is not None:
+        _write_fused(dest, pieces, inv_freq, kernel, threads)
+        return
     group: list[tuple[torch.Tensor, int, int]] = []
     for piece in pieces:
         keys, position, delta = piece
@@ -195,6 +208,29 @@ def _write_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, i
             group.append(piece)
     if group:
         _rotate_run(dest, group, inv_freq, chunk)
+
+
+def fused_kernel(dest: torch.Tensor) -> ModuleType | None:
+    """``realstate.fused`` where its kernel applies to ``dest`` (imported on first use: numba
+    takes a few tenths of a second to import, which a command that renders only small never pays)."""
+    if not NUMBA or dest.device.type != "cpu":
+        return None
+    from realstate import fused
+
+    return fused if fused.applies(dest) else None
+
+
+def _write_fused(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, int]],
+                 inv_freq: tuple[float, ...], kernel: ModuleType, threads: int | None) -> None:
+    rotated = []
+    for keys, position, delta in pieces:
+        if delta == 0:
+            dest[:, :, position:position + keys.shape[2]].copy_(keys)
+        else:
+            table = _delta_table(inv_freq, delta, dest.device)  # [3, 1, D]: cos, sin, signed sin
+            rotated.append((keys, position, table[0, 0], table[1, 0]))
+    if rotated:
+        kernel.rotate_pieces(dest, rotated, threads)
 
 
 def _rotate_in_place(dest: torch.Tensor, start: int, length: int, cos: torch.Tensor,

@@ -21,7 +21,7 @@ import torch
 
 from realstate import properties as P
 from realstate.dtypes import storage_dtype
-from realstate.engine import CANONICAL, chunk_probes, chunked
+from realstate.engine import CANONICAL, large_path_engines
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment, content_id_of
 from realstate.order_value import PATH_PROBES, exact_order_value
@@ -188,8 +188,7 @@ def check_known_answers(path: Path | None = None) -> list[ClaimResult]:
         rows.expect("C3", RENDER_CHECK, f"{r['name']} layout", r["answers"]["layout"], layout)
         rows.expect("C3", RENDER_CHECK, f"{r['name']} digest", r["answers"]["digest"], rendered.digest())
         head_dim = inputs[0].keys.shape[-1]
-        for elements in chunk_probes(r["answers"]["tokens"], head_dim):  # the large-render path
-            engine = chunked(CANONICAL, elements)
+        for engine in large_path_engines(CANONICAL, r["answers"]["tokens"], head_dim):
             rows.expect("C3", RENDER_CHECK, f"{r['name']} digest ({engine.name})", r["answers"]["digest"],
                         _RENDERS[r["mode"]](inputs, r["base"], engine).digest())
     for r in vectors.get("refused", []):

@@ -164,11 +164,28 @@ def test_empty_render_is_an_error():
         canonical_render([])
 
 
+@pytest.fixture(params=["fused", "torch"])
+def large_path(request, monkeypatch):
+    """Which path renders above the chunk size take: the compiled kernel (realstate.fused, where
+    it applies) or torch's operations (as where numba is not installed)."""
+    import realstate.rope as rope
+
+    if request.param == "torch":
+        monkeypatch.setattr(rope, "NUMBA", False)
+    return request.param
+
+
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
 @pytest.mark.parametrize("shape", [(2, 2, 3, 8), (3, 2, 700, 64), (1, 1, 1100, 128), (4, 3, 37, 128)])
-def test_fast_reencoding_is_bit_identical_to_the_literal_formula(dtype, shape):
-    """Chunked per-half arithmetic == k*cos + rotate_half(k)*sin rounded once, on every non-NaN
-    input: random, signed zeros, infinities, subnormals, the largest finite values."""
+@pytest.mark.parametrize("chunk", [None, 1000])
+def test_fast_reencoding_is_bit_identical_to_the_literal_formula(monkeypatch, large_path, dtype, shape, chunk):
+    """Chunked per-half arithmetic (or the compiled kernel) == k*cos + rotate_half(k)*sin rounded
+    once, on every non-NaN input: random, signed zeros, infinities, subnormals, the largest finite
+    values."""
+    import realstate.rope as rope
+
+    if chunk is not None:
+        monkeypatch.setattr(rope, "CHUNK_ELEMENTS", chunk)
     g = torch.Generator().manual_seed(shape[2])
     keys = (torch.randn(shape, generator=g) * 4).to(dtype)
     flat = keys.view(-1)
@@ -208,8 +225,9 @@ def test_fingerprint_json_round_trip():
 
 
 @pytest.mark.parametrize("chunk", [64, 256, 1000, 1 << 20])
-def test_chunk_boundaries_do_not_change_the_bits(monkeypatch, chunk):
-    """Chunks split across (layer, head) blocks and within a block's rows give the same bits."""
+def test_chunk_boundaries_do_not_change_the_bits(monkeypatch, large_path, chunk):
+    """Chunks split across (layer, head) blocks and within a block's rows give the same bits (and
+    so does the compiled kernel, here writing into a destination with gaps between its rows)."""
     import realstate.rope as rope
 
     keys = torch.randn(3, 2, 37, 16, generator=torch.Generator().manual_seed(5)).to(torch.bfloat16)
@@ -238,10 +256,10 @@ def literal_render_keys(pieces, inv_freq):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
 @pytest.mark.parametrize("name", list(LAYOUTS))
 @pytest.mark.parametrize("chunk", [16, 100, 1 << 18])
-def test_batched_render_keys_equal_the_literal_formula(monkeypatch, dtype, name, chunk):
-    """Both arithmetic layouts of a render's keys — rotated in place after one concatenation
-    (small), or chunk by chunk from the sources (large; chunks splitting blocks and rows) —
-    give the literal formula's bits, special values included."""
+def test_batched_render_keys_equal_the_literal_formula(monkeypatch, large_path, dtype, name, chunk):
+    """Every arithmetic layout of a render's keys — rotated in place after one concatenation
+    (small), or chunk by chunk from the sources (large; chunks splitting blocks and rows), or by
+    the compiled kernel — gives the literal formula's bits, special values included."""
     import realstate.rope as rope
 
     monkeypatch.setattr(rope, "CHUNK_ELEMENTS", chunk)
@@ -260,7 +278,7 @@ def test_batched_render_keys_equal_the_literal_formula(monkeypatch, dtype, name,
     assert torch.equal(bits(got), bits(literal_render_keys(pieces, inv_freq)))
 
 
-def test_nan_keys_stay_nan_in_both_layouts(monkeypatch):
+def test_nan_keys_stay_nan_in_every_layout(monkeypatch, large_path):
     import realstate.rope as rope
 
     keys = torch.randn(1, 1, 4, 8).to(torch.bfloat16)

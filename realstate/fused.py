@@ -1,0 +1,135 @@
+"""The compiled kernel large renders re-encode with on the CPU: each key element is read once from
+its fragment, rotated, rounded and written once into the render.  The torch path
+(``realstate.rope._rotate_run``) does the same arithmetic in six passes over a float32 scratch,
+which on a 2-core machine costs about three times a plain concatenation of the keys.
+
+The arithmetic is the literal formula's, term for term: the key widened exactly to float32,
+x₁ = k₁·c − k₂·s and x₂ = k₂·c + k₁·s from separately rounded products, rounded once to the
+storage dtype (round to nearest even, as torch rounds; a NaN stays a NaN, sign unspecified).
+numba compiles without fast-math, so LLVM neither reassociates nor fuses a multiply with an add
+(the tests read the compiled assembly for fused multiply-adds, and compare bits with the formula).
+
+It applies to CPU keys stored as bfloat16 or float32; elsewhere (CUDA, float16) the torch path
+runs.  The (layer, head) blocks are split between ``torch.get_num_threads()`` threads, or as
+many as the caller asks (plain threads calling a kernel that releases the GIL: safe under a
+caller's own threads and forks, unlike numba's parallel loops).  Compiled on first use, about a second, and cached by numba."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numba
+import numpy as np
+import torch
+from llvmlite import ir
+from numba import types
+from numba.extending import intrinsic
+
+DTYPES = (torch.bfloat16, torch.float32)
+
+
+@intrinsic
+def _float_from_bits(typingctx, bits):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(args[0], ir.FloatType())
+    return types.float32(types.uint32), codegen
+
+
+@intrinsic
+def _bits_from_float(typingctx, x):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(args[0], ir.IntType(32))
+    return types.uint32(types.float32), codegen
+
+
+@numba.njit(inline="always")
+def _widen(h):  # type: ignore[no-untyped-def]
+    """bfloat16 bits to float32: exact (the bits become the float32's top half)."""
+    return _float_from_bits(np.uint32(h) << np.uint32(16))
+
+
+@numba.njit(inline="always")
+def _narrow(x):  # type: ignore[no-untyped-def]
+    """float32 to bfloat16 bits, round to nearest even (torch's c10::BFloat16 rounding)."""
+    if x != x:
+        return np.uint16(0x7FC0)
+    u = _bits_from_float(x)
+    return np.uint16((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
+
+
+@numba.njit(nogil=True, cache=True)
+def _rotate_bfloat16(src, dst, row, cos, sin):  # type: ignore[no-untyped-def]
+    """``src`` [B, n, D] and ``dst`` [B, T, D] as uint16 bits; rows row..row+n of ``dst``."""
+    blocks, tokens, head_dim = src.shape
+    half = head_dim // 2
+    for b in range(blocks):
+        for t in range(tokens):
+            for j in range(half):
+                k1 = _widen(src[b, t, j])
+                k2 = _widen(src[b, t, j + half])
+                dst[b, row + t, j] = _narrow(k1 * cos[j] - k2 * sin[j])
+                dst[b, row + t, j + half] = _narrow(k2 * cos[j + half] + k1 * sin[j + half])
+
+
+@numba.njit(nogil=True, cache=True)
+def _rotate_float32(src, dst, row, cos, sin):  # type: ignore[no-untyped-def]
+    """``src`` [B, n, D] and ``dst`` [B, T, D] as float32; rows row..row+n of ``dst``."""
+    blocks, tokens, head_dim = src.shape
+    half = head_dim // 2
+    for b in range(blocks):
+        for t in range(tokens):
+            for j in range(half):
+                k1 = src[b, t, j]
+                k2 = src[b, t, j + half]
+                dst[b, row + t, j] = k1 * cos[j] - k2 * sin[j]
+                dst[b, row + t, j + half] = k2 * cos[j + half] + k1 * sin[j + half]
+
+
+_KERNELS = {torch.bfloat16: (_rotate_bfloat16, np.uint16), torch.float32: (_rotate_float32, np.float32)}
+
+
+def applies(dest: torch.Tensor) -> bool:
+    """Whether renders into ``dest`` can use the kernel."""
+    return dest.device.type == "cpu" and dest.dtype in _KERNELS
+
+
+def _array(t: torch.Tensor, as_type: type) -> np.ndarray:
+    """A numpy view of ``t``'s bytes (no copy), its elements read as ``as_type``."""
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(as_type)
+    return t.numpy()
+
+
+def rotate_pieces(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, torch.Tensor, torch.Tensor]],
+                  threads: int | None = None) -> None:
+    """Write each ``(keys [L, H, n, D], position, cos [D], sin [D])`` into ``dest [L, H, T, D]``
+    at ``position`` along the token axis, rotated by the angles whose float32 cos and sin are
+    given, the blocks split between ``threads`` (default ``torch.get_num_threads()``).  The
+    callers (``realstate.rope``) have checked shapes, dtypes and positions."""
+    kernel, element = _KERNELS[dest.dtype]
+    head_dim = dest.shape[-1]
+    out = _array(dest.view(-1, dest.shape[2], head_dim), element)
+    work = [(_array(keys.reshape(-1, keys.shape[2], head_dim), element), position,
+             cos.numpy(), sin.numpy()) for keys, position, cos, sin in pieces]
+    blocks = out.shape[0]
+    threads = max(1, min(torch.get_num_threads() if threads is None else threads, blocks))
+    bounds = [blocks * i // threads for i in range(threads + 1)]
+
+    errors: list[BaseException] = []
+
+    def share(b0: int, b1: int) -> None:
+        try:
+            for src, position, cos, sin in work:
+                kernel(src[b0:b1], out[b0:b1], position, cos, sin)
+        except BaseException as exc:  # re-raised in the caller's thread below
+            errors.append(exc)
+
+    helpers = [threading.Thread(target=share, args=(bounds[i], bounds[i + 1])) for i in range(1, threads)]
+    for h in helpers:
+        h.start()
+    share(bounds[0], bounds[1])
+    for h in helpers:
+        h.join()
+    if errors:
+        raise errors[0]
