@@ -1,7 +1,8 @@
 """Benchmark: realstate's hot paths against the floor of the same work done plainly.
 
 - render: ``canonical_render`` of N fragments vs. a plain ``torch.cat`` of the same key and value
-  tensors (no sort, no re-encoding), at the chosen geometry;
+  tensors (no sort, no re-encoding), at the chosen geometry; the same render on torch's
+  operations only (``engine.unfused``: the path without the compiled kernel) as a second row;
 - tiny render: the same at the qwen3-tiny geometry with fragments of 6..18 tokens, where a render
   is all per-call overhead;
 - content id: ``content_id_of`` vs. ``hashlib.sha256`` over the same key and value bytes;
@@ -27,6 +28,7 @@ from collections.abc import Callable
 import torch
 
 import realstate.rope as rope
+from realstate.engine import CANONICAL, Engine, unfused
 from realstate.fingerprint import Fingerprint
 from realstate.fragment import Fragment, content_id_of, tensor_bytes
 from realstate.geometry import GEOMETRIES
@@ -71,10 +73,10 @@ def fragments_for(geometry: str, tokens: list[int], dtype: torch.dtype) -> list[
     return [Fragment(fp, 0, tensor(n), tensor(n)) for n in tokens]
 
 
-def render_case(frags: list[Fragment], repeats: int) -> dict[str, float]:
+def render_case(frags: list[Fragment], repeats: int, engine: Engine = CANONICAL) -> dict[str, float]:
     keys, values = [f.keys for f in frags], [f.values for f in frags]
-    return paired(lambda: canonical_render(frags), lambda: (torch.cat(keys, dim=2), torch.cat(values, dim=2)),
-                  repeats)
+    return paired(lambda: canonical_render(frags, engine=engine),
+                  lambda: (torch.cat(keys, dim=2), torch.cat(values, dim=2)), repeats)
 
 
 def main() -> None:
@@ -110,6 +112,7 @@ def main() -> None:
 
     mids = [f.middle_layer_keys() for f in frags]
     render = render_case(frags, args.repeats)
+    render_torch = render_case(frags, args.repeats, unfused(CANONICAL))
     tiny_render = render_case(tiny, args.tiny_repeats)
     ids = paired(our_ids, raw_hash, args.repeats)
     f32 = lambda: [float(torch.linalg.vector_norm(m.float(), dim=-1).mean()) for m in mids]  # noqa: E731
@@ -121,6 +124,8 @@ def main() -> None:
         "bytes": total_bytes, "torch_threads": torch.get_num_threads(), "repeats": args.repeats,
         "chunk_elements": rope.CHUNK_ELEMENTS,
         "render_s": render["s"], "torch_cat_s": render["floor_s"], "render_over_cat": render["ratio"],
+        "compiled_kernel": rope.fused_kernel(frags[0].keys) is not None,
+        "render_torch_path_s": render_torch["s"], "render_torch_path_over_cat": render_torch["ratio"],
         "tiny_tokens": TINY_TOKENS, "tiny_render_s": tiny_render["s"], "tiny_torch_cat_s": tiny_render["floor_s"],
         "tiny_render_over_cat": tiny_render["ratio"],
         "content_id_s": ids["s"], "raw_sha256_s": ids["floor_s"], "content_id_over_sha256": ids["ratio"],

@@ -102,12 +102,14 @@ KERNEL_PROBE_THREADS = 3
 
 def large_path_engines(engine: Engine, tokens: int, head_dim: int) -> list[Engine]:
     """Engines that drive every path a large render can take on a render of ``tokens`` positions:
-    the compiled kernel (one chunk size: it does not chunk) with its blocks split between three
-    threads (uneven shares; whatever thread count the process runs with, even one), and both
-    branches of the torch chunked path (``chunk_probes``)."""
+    the compiled kernel (one chunk size: it does not chunk) on the process's thread count, as a
+    real-size render runs, and split between three threads (uneven shares, whatever the thread
+    count the process runs with, even one), and both branches of the torch chunked path
+    (``chunk_probes``)."""
     probes = chunk_probes(tokens, head_dim)
-    kernel = replace(chunked(engine, probes[0]), threads=KERNEL_PROBE_THREADS)
-    return [replace(kernel, name=f"{kernel.name}/threads={KERNEL_PROBE_THREADS}"),
+    kernel = chunked(engine, probes[0])
+    return [kernel, replace(kernel, name=f"{kernel.name}/threads={KERNEL_PROBE_THREADS}",
+                            threads=KERNEL_PROBE_THREADS),
             *(chunked(unfused(engine), n) for n in probes)]
 
 

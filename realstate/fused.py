@@ -58,7 +58,16 @@ def _narrow(x):  # type: ignore[no-untyped-def]
     return np.uint16((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
 
 
-@numba.njit(nogil=True, cache=True)
+def _kernel(function):  # type: ignore[no-untyped-def]
+    """Compiled without fast-math, releasing the GIL, cached on disk where numba finds a writable
+    place (next to this file, or the user's cache); where it finds none, compiled in each process."""
+    try:
+        return numba.njit(nogil=True, cache=True)(function)
+    except RuntimeError:  # numba: "cannot cache function ...: no locator available"
+        return numba.njit(nogil=True)(function)
+
+
+@_kernel
 def _rotate_bfloat16(src, dst, row, cos, sin):  # type: ignore[no-untyped-def]
     """``src`` [B, n, D] and ``dst`` [B, T, D] as uint16 bits; rows row..row+n of ``dst``."""
     blocks, tokens, head_dim = src.shape
@@ -72,7 +81,7 @@ def _rotate_bfloat16(src, dst, row, cos, sin):  # type: ignore[no-untyped-def]
                 dst[b, row + t, j + half] = _narrow(k2 * cos[j + half] + k1 * sin[j + half])
 
 
-@numba.njit(nogil=True, cache=True)
+@_kernel
 def _rotate_float32(src, dst, row, cos, sin):  # type: ignore[no-untyped-def]
     """``src`` [B, n, D] and ``dst`` [B, T, D] as float32; rows row..row+n of ``dst``."""
     blocks, tokens, head_dim = src.shape
@@ -95,7 +104,9 @@ def applies(dest: torch.Tensor) -> bool:
 
 
 def _array(t: torch.Tensor, as_type: type) -> np.ndarray:
-    """A numpy view of ``t``'s bytes (no copy), its elements read as ``as_type``."""
+    """A numpy view of ``t``'s bytes (no copy), its elements read as ``as_type`` (keys that
+    carry autograd history are read as data, as torch's own copy into a render reads them)."""
+    t = t.detach()
     if t.dtype == torch.bfloat16:
         return t.view(torch.int16).numpy().view(as_type)
     return t.numpy()

@@ -147,11 +147,11 @@ def test_a_render_on_the_kernel_and_on_torch_gives_the_same_bytes(monkeypatch):
     fs = [random_fragment(tiny_fingerprint("bfloat16"), n, seed=n, start=s) for n, s in ((3, 0), (2, 9), (4, 1))]
     head_dim = fs[0].keys.shape[-1]
     engines = large_path_engines(CANONICAL, 9, head_dim)
-    assert [e.fused for e in engines] == [True, False, False]
+    assert [(e.fused, e.threads) for e in engines] == [(True, None), (True, 3), (False, None), (False, None)]
     assert unfused(chunked(CANONICAL, 8)).name == "canonical/chunk=8/torch"
     calls = []
     real = fused.rotate_pieces
     monkeypatch.setattr(fused, "rotate_pieces", lambda *a: (calls.append(1), real(*a)))
     want = canonical_render(fs, 5).digest()
-    assert [canonical_render(fs, 5, engine=e).digest() for e in engines] == [want] * 3
-    assert len(calls) == 1
+    assert [canonical_render(fs, 5, engine=e).digest() for e in engines] == [want] * 4
+    assert len(calls) == 2
