@@ -54,6 +54,15 @@ _CHUNK_SIZE = ("realstate.rope.CHUNK_ELEMENTS: where a render leaves the small p
 _RENDER_PATH = ("a threshold that picks the small or the chunked render path (or ignores the chunk_elements override): "
                 "both paths are the literal formula term for term and verify checks each against the oracle, so "
                 "the bytes are the same whichever path a render takes")
+_KERNEL_PATH = ("a choice between realstate.fused's compiled kernel and torch's operations for a large render (numba "
+                "found, the device, the engine's fused flag or its default): both write the literal formula's bits, "
+                "and realstate's oracle row renders through each on its own engine, so another choice changes the "
+                "work, not a byte")
+_KERNEL_THREADS = ("the threads the compiled kernel splits a render's (layer, head) blocks between: every block is "
+                   "computed the same way by whichever thread writes it (a thread given no block, a bound no thread "
+                   "reads, or two threads writing the same bytes change nothing)")
+_KERNEL_COMPILE = ("numba's options for the compiled kernel: without nogil its threads take turns, without the disk "
+                   "cache each process compiles it afresh; the same machine code either way, and the same bytes")
 _GROUPING = ("_write_spans' grouping of back-to-back moved pieces: in a render the pieces always lie back to back, "
              "so the changed test only splits a run into smaller groups (each rotated alone, the same bytes) or "
              "keeps grouping pieces that are adjacent anyway")
@@ -71,6 +80,28 @@ _MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit
                  "the shift that follows drops it, so the field read is the same")
 
 EQUIVALENT: dict[str, str] = {
+    "realstate/engine.py:44:operator_name:8963f59e": _KERNEL_PATH,
+    "realstate/engine.py:82:operator_name:5796ce3f": _KERNEL_PATH + " (the torch engines then take the kernel too)",
+    "realstate/engine.py:100:operator_number:973215db": _KERNEL_THREADS,
+    "realstate/engine.py:110:operator_number:bbaf928f": _KERNEL_PATH + " (the kernel engine's chunk size: the kernel "
+                                                        "does not chunk, and either probe puts verify's renders above it)",
+    "realstate/fused.py:65:operator_name:cbc94ee1": _KERNEL_COMPILE,
+    "realstate/fused.py:65:operator_name:d2fa8e43": _KERNEL_COMPILE,
+    "realstate/fused.py:67:operator_name:92fc4987": _KERNEL_COMPILE,
+    "realstate/fused.py:103:operator_swap_op:306e56e0": _KERNEL_PATH,
+    "realstate/fused.py:127:operator_if_exp:814c8b24": _KERNEL_THREADS,
+    "realstate/fused.py:127:operator_number:96f4bdd7": _KERNEL_THREADS,
+    "realstate/fused.py:128:operator_number:56b7ae09": _KERNEL_THREADS,
+    "realstate/rope.py:41:operator_keywords:7ef2f4e3": _KERNEL_PATH,
+    "realstate/rope.py:137:operator_name:7caa48e2": _KERNEL_PATH,
+    "realstate/rope.py:166:operator_name:e876d23c": _KERNEL_PATH,
+    "realstate/rope.py:195:operator_if_exp:342669bd": _KERNEL_PATH,
+    "realstate/rope.py:195:operator_if_exp:8888ccdc": _KERNEL_PATH,
+    "realstate/rope.py:216:operator_remove_unary_ops:ad253378": _KERNEL_PATH,
+    "realstate/rope.py:216:operator_swap_op:b6cf8e34": _KERNEL_PATH + " (with numba, a CUDA tensor is still refused by "
+                                                       "realstate.fused.applies)",
+    "realstate/rope.py:216:operator_swap_op:be41caa3": _KERNEL_PATH,
+    "realstate/rope.py:220:operator_if_exp:36efa2b4": _KERNEL_PATH,
     "realstate/render.py:81:operator_number:23022ce0": _BATCH_SIZE,
     "realstate/render.py:81:operator_number:8d39cd7d": _BATCH_SIZE,
     "realstate/render.py:81:operator_swap_op:1e6f094d": _BATCH_SIZE,
