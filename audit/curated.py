@@ -327,16 +327,17 @@ CATALOG: tuple[Curated, ...] = (
             why="the path every large bfloat16 render on a CPU takes; a hand-written rounding is where such a "
                 "kernel goes wrong, and verify drives it with small chunk sizes"),
     Curated("compiled kernel adds the sine term the formula subtracts",
-            (Patch(FUSED, "                dst[b, row + t, j] = _narrow(k1 * cos[j] - k2 * sin[j])\n",
-                   "                dst[b, row + t, j] = _narrow(k1 * cos[j] + k2 * sin[j])\n"),),
+            (Patch(FUSED, "                dst[b, row + t, j] = _narrow(k1 * cos[j] - k2 * sin[j], ieee_half)\n",
+                   "                dst[b, row + t, j] = _narrow(k1 * cos[j] + k2 * sin[j], ieee_half)\n"),),
             REALSTATE, frozenset({ORACLE_ROW, KNOWN_RENDERS}),
             why="a sign slip in the kernel's arithmetic (mutmut leaves decorated functions, so the numba "
                 "kernels' bodies are audited by curated bugs only)"),
     Curated("compiled kernel writes every piece from the render's first row",
-            (Patch(FUSED, "                dst[b, row + t, j] = _narrow(k1 * cos[j] - k2 * sin[j])\n"
-                          "                dst[b, row + t, j + half] = _narrow(k2 * cos[j + half] + k1 * sin[j + half])\n",
-                   "                dst[b, t, j] = _narrow(k1 * cos[j] - k2 * sin[j])\n"
-                   "                dst[b, t, j + half] = _narrow(k2 * cos[j + half] + k1 * sin[j + half])\n"),),
+            (Patch(FUSED, "                dst[b, row + t, j] = _narrow(k1 * cos[j] - k2 * sin[j], ieee_half)\n"
+                          "                dst[b, row + t, j + half] = _narrow(k2 * cos[j + half] + k1 * sin[j + half], "
+                          "ieee_half)\n",
+                   "                dst[b, t, j] = _narrow(k1 * cos[j] - k2 * sin[j], ieee_half)\n"
+                   "                dst[b, t, j + half] = _narrow(k2 * cos[j + half] + k1 * sin[j + half], ieee_half)\n"),),
             REALSTATE, frozenset({ORACLE_ROW, KNOWN_RENDERS}),
             why="an offset dropped: right for a render's first piece, wrong for every later one"),
     Curated("float32 compiled kernel swaps the keys' halves in the second sum",
@@ -344,6 +345,11 @@ CATALOG: tuple[Curated, ...] = (
                    "                dst[b, row + t, j + half] = k1 * cos[j + half] + k2 * sin[j + half]\n"),),
             REALSTATE, frozenset({KNOWN_RENDERS}),
             why="the float32 kernel, which the bfloat16 replay does not take: the known-answer vectors do"),
+    Curated("compiled kernel widens float16 keys as bfloat16",
+            (Patch(FUSED, "    if ieee_half:\n        return _float_from_half(h)\n", ""),),
+            REALSTATE, frozenset({KNOWN_RENDERS}),
+            why="the float16 kernel, which the bfloat16 replay does not take: the known-answer vectors do "
+                "(where the CPU has F16C; elsewhere float16 renders take torch's path)"),
     Curated("compiled kernel's threads all write the first share of blocks",
             (Patch(FUSED, "    bounds = [blocks * i // threads for i in range(threads + 1)]\n",
                    "    bounds = [0] + [blocks // threads] * threads\n"),),

@@ -9,8 +9,9 @@ storage dtype (round to nearest even, as torch rounds; a NaN stays a NaN, sign u
 numba compiles without fast-math, so LLVM neither reassociates nor fuses a multiply with an add
 (the tests read the compiled assembly for fused multiply-adds, and compare bits with the formula).
 
-It applies to CPU keys stored as bfloat16 or float32; elsewhere (CUDA, float16) the torch path
-runs.  The (layer, head) blocks are split between ``torch.get_num_threads()`` threads, or as
+It applies to CPU keys stored as bfloat16 or float32, and float16 where the CPU converts half
+precision in hardware (F16C: LLVM's conversions, IEEE round to nearest even, as torch's); elsewhere
+(CUDA, float16 without F16C) the torch path runs.  The (layer, head) blocks are split between ``torch.get_num_threads()`` threads, or as
 many as the caller asks (plain threads calling a kernel that releases the GIL: safe under a
 caller's own threads and forks, unlike numba's parallel loops).  Compiled on first use, about a second, and cached by numba."""
 
@@ -22,11 +23,9 @@ from collections.abc import Sequence
 import numba
 import numpy as np
 import torch
-from llvmlite import ir
+from llvmlite import binding, ir
 from numba import types
 from numba.extending import intrinsic
-
-DTYPES = (torch.bfloat16, torch.float32)
 
 
 @intrinsic
@@ -43,15 +42,35 @@ def _bits_from_float(typingctx, x):  # type: ignore[no-untyped-def]
     return types.uint32(types.float32), codegen
 
 
+@intrinsic
+def _float_from_half(typingctx, bits):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+    return types.float32(types.uint16), codegen
+
+
+@intrinsic
+def _half_from_float(typingctx, x):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+    return types.uint16(types.float32), codegen
+
+
 @numba.njit(inline="always")
-def _widen(h):  # type: ignore[no-untyped-def]
-    """bfloat16 bits to float32: exact (the bits become the float32's top half)."""
+def _widen(h, ieee_half):  # type: ignore[no-untyped-def]
+    """16-bit key bits to float32, exactly: float16 by the hardware's conversion, bfloat16 by
+    making its bits the float32's top half."""
+    if ieee_half:
+        return _float_from_half(h)
     return _float_from_bits(np.uint32(h) << np.uint32(16))
 
 
 @numba.njit(inline="always")
-def _narrow(x):  # type: ignore[no-untyped-def]
-    """float32 to bfloat16 bits, round to nearest even (torch's c10::BFloat16 rounding)."""
+def _narrow(x, ieee_half):  # type: ignore[no-untyped-def]
+    """float32 to 16-bit bits, round to nearest even: float16 by the hardware's conversion,
+    bfloat16 as torch's c10::BFloat16 rounds."""
+    if ieee_half:
+        return _half_from_float(x)
     if x != x:
         return np.uint16(0x7FC0)
     u = _bits_from_float(x)
@@ -68,21 +87,22 @@ def _kernel(function):  # type: ignore[no-untyped-def]
 
 
 @_kernel
-def _rotate_bfloat16(src, dst, row, cos, sin):  # type: ignore[no-untyped-def]
-    """``src`` [B, n, D] and ``dst`` [B, T, D] as uint16 bits; rows row..row+n of ``dst``."""
+def _rotate_16bit(src, dst, row, cos, sin, ieee_half):  # type: ignore[no-untyped-def]
+    """``src`` [B, n, D] and ``dst`` [B, T, D] as uint16 bits of float16 (``ieee_half``) or
+    bfloat16; rows row..row+n of ``dst``."""
     blocks, tokens, head_dim = src.shape
     half = head_dim // 2
     for b in range(blocks):
         for t in range(tokens):
             for j in range(half):
-                k1 = _widen(src[b, t, j])
-                k2 = _widen(src[b, t, j + half])
-                dst[b, row + t, j] = _narrow(k1 * cos[j] - k2 * sin[j])
-                dst[b, row + t, j + half] = _narrow(k2 * cos[j + half] + k1 * sin[j + half])
+                k1 = _widen(src[b, t, j], ieee_half)
+                k2 = _widen(src[b, t, j + half], ieee_half)
+                dst[b, row + t, j] = _narrow(k1 * cos[j] - k2 * sin[j], ieee_half)
+                dst[b, row + t, j + half] = _narrow(k2 * cos[j + half] + k1 * sin[j + half], ieee_half)
 
 
 @_kernel
-def _rotate_float32(src, dst, row, cos, sin):  # type: ignore[no-untyped-def]
+def _rotate_float32(src, dst, row, cos, sin, _):  # type: ignore[no-untyped-def]
     """``src`` [B, n, D] and ``dst`` [B, T, D] as float32; rows row..row+n of ``dst``."""
     blocks, tokens, head_dim = src.shape
     half = head_dim // 2
@@ -95,7 +115,18 @@ def _rotate_float32(src, dst, row, cos, sin):  # type: ignore[no-untyped-def]
                 dst[b, row + t, j + half] = k2 * cos[j + half] + k1 * sin[j + half]
 
 
-_KERNELS = {torch.bfloat16: (_rotate_bfloat16, np.uint16), torch.float32: (_rotate_float32, np.float32)}
+def _hardware_half() -> bool:
+    """Whether numba compiles for a CPU with F16C (without it, LLVM would call helper routines
+    for half precision that numba's JIT may not link)."""
+    cpu = numba.config.CPU_NAME
+    return (cpu is None or cpu == "host") and bool(binding.get_host_cpu_features().get("f16c", False))
+
+
+# storage dtype -> (kernel, numpy element type of its arrays, whether the bits are IEEE half)
+_KERNELS = {torch.bfloat16: (_rotate_16bit, np.uint16, False), torch.float32: (_rotate_float32, np.float32, False)}
+if _hardware_half():
+    _KERNELS[torch.float16] = (_rotate_16bit, np.uint16, True)
+DTYPES = tuple(_KERNELS)
 
 
 def applies(dest: torch.Tensor) -> bool:
@@ -107,7 +138,7 @@ def _array(t: torch.Tensor, as_type: type) -> np.ndarray:
     """A numpy view of ``t``'s bytes (no copy), its elements read as ``as_type`` (keys that
     carry autograd history are read as data, as torch's own copy into a render reads them)."""
     t = t.detach()
-    if t.dtype == torch.bfloat16:
+    if t.dtype in (torch.bfloat16, torch.float16):
         return t.view(torch.int16).numpy().view(as_type)
     return t.numpy()
 
@@ -118,7 +149,7 @@ def rotate_pieces(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, 
     at ``position`` along the token axis, rotated by the angles whose float32 cos and sin are
     given, the blocks split between ``threads`` (default ``torch.get_num_threads()``).  The
     callers (``realstate.rope``) have checked shapes, dtypes and positions."""
-    kernel, element = _KERNELS[dest.dtype]
+    kernel, element, ieee_half = _KERNELS[dest.dtype]
     head_dim = dest.shape[-1]
     out = _array(dest.view(-1, dest.shape[2], head_dim), element)
     work = [(_array(keys.reshape(-1, keys.shape[2], head_dim), element), position,
@@ -132,7 +163,7 @@ def rotate_pieces(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, 
     def share(b0: int, b1: int) -> None:
         try:
             for src, position, cos, sin in work:
-                kernel(src[b0:b1], out[b0:b1], position, cos, sin)
+                kernel(src[b0:b1], out[b0:b1], position, cos, sin, ieee_half)
         except BaseException as exc:  # re-raised in the caller's thread below
             errors.append(exc)
 

@@ -70,14 +70,15 @@ def test_the_kernel_writes_the_literal_formulas_bits(dtype, threads):
     assert not got[:, :, 15:20].any()  # rows no piece covers are left as they were
 
 
-def test_float_to_bfloat16_rounding_is_torchs_on_every_tie_and_carry():
-    """All 65,536 bfloat16 bit patterns as keys, at three deltas: every rounding case (ties,
-    carries into the exponent, overflow to infinity, NaN) the data can produce, against torch's
-    rounding of the literal formula."""
-    all_bf16 = torch.arange(-(1 << 15), 1 << 15, dtype=torch.int32).to(torch.int16).view(torch.bfloat16)
-    keys = all_bf16[: (all_bf16.numel() // HEAD_DIM) * HEAD_DIM].reshape(1, 1, -1, HEAD_DIM).contiguous()
+@pytest.mark.parametrize("dtype", [d for d in fused.DTYPES if d != torch.float32])
+def test_every_16_bit_key_is_widened_and_rounded_as_torch_does(dtype):
+    """All 65,536 bit patterns as keys, at three deltas: every widening and every rounding case
+    (ties, carries into the exponent, subnormals, overflow to infinity, NaN) the data can produce,
+    against torch's rounding of the literal formula."""
+    every = torch.arange(-(1 << 15), 1 << 15, dtype=torch.int32).to(torch.int16).view(dtype)
+    keys = every[: (every.numel() // HEAD_DIM) * HEAD_DIM].reshape(1, 1, -1, HEAD_DIM).contiguous()
     for delta in (1, 2, 1000):
-        got = write(keys.shape[2], [(keys, 0, delta)], torch.bfloat16)
+        got = write(keys.shape[2], [(keys, 0, delta)], dtype)
         want = reencode_reference(keys, delta, INV_FREQ)
         nan = torch.isnan(want)
         assert torch.equal(torch.isnan(got), nan)
@@ -85,14 +86,14 @@ def test_float_to_bfloat16_rounding_is_torchs_on_every_tie_and_carry():
 
 
 def test_an_error_in_a_helper_thread_reaches_the_caller(monkeypatch):
-    def kernel(src, dst, row, cos, sin):
+    def kernel(src, dst, row, cos, sin, ieee_half):
         if dst.base is not None and dst.ctypes.data != kernel.first:
             raise RuntimeError("boom in a helper")
 
     keys = torch.ones(4, 1, 3, HEAD_DIM, dtype=torch.float32)
     dest = torch.zeros(4, 1, 3, HEAD_DIM, dtype=torch.float32)
     kernel.first = dest.data_ptr()
-    monkeypatch.setitem(fused._KERNELS, torch.float32, (kernel, fused._KERNELS[torch.float32][1]))
+    monkeypatch.setitem(fused._KERNELS, torch.float32, (kernel, *fused._KERNELS[torch.float32][1:]))
     monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
     table = rope._delta_table(INV_FREQ, 3, dest.device)
     with pytest.raises(RuntimeError, match="boom in a helper"):
@@ -103,7 +104,7 @@ def test_numba_compiled_no_fused_multiply_add():
     """A fused multiply-add rounds once where the formula rounds twice: it must not be in the
     machine code (numba compiles without fast-math; this reads what it actually compiled)."""
     for dtype in fused.DTYPES:
-        kernel, _ = fused._KERNELS[dtype]
+        kernel = fused._KERNELS[dtype][0]
         # numba gives no listing for code loaded from its disk cache: the same function compiled
         # afresh with the product's options but the cache
         options = {k: v for k, v in kernel.targetoptions.items() if k not in ("cache", "nopython")}
@@ -118,8 +119,9 @@ def _fused_multiply_adds(function, options: dict, dtype: torch.dtype) -> list[st
     compiled = numba.njit(**options)(function)
     keys = adversarial_keys(dtype, (2, 1, 4, HEAD_DIM), 1)
     table = rope._delta_table(INV_FREQ, 5, keys.device)
-    src, out = (fused._array(t.view(-1, 4, HEAD_DIM), fused._KERNELS[dtype][1]) for t in (keys, torch.zeros_like(keys)))
-    compiled(src, out, 0, table[0, 0].numpy(), table[1, 0].numpy())
+    _, element, ieee_half = fused._KERNELS[dtype]
+    src, out = (fused._array(t.view(-1, 4, HEAD_DIM), element) for t in (keys, torch.zeros_like(keys)))
+    compiled(src, out, 0, table[0, 0].numpy(), table[1, 0].numpy(), ieee_half)
     listings = list(compiled.inspect_asm().values())
     assert listings and all(re.search(r"\bv?mul[sp]s", asm) for asm in listings), "not the kernel's listing"
     return [m for asm in listings for m in re.findall(r"\bv?f(?:n)?m(?:add|sub)\w*", asm)]
@@ -135,7 +137,10 @@ def _host_has_fma() -> bool:
 
 def test_where_the_kernel_does_not_apply_renders_take_the_torch_path(monkeypatch):
     assert rope.fused_kernel(torch.zeros(1, 1, 1, 2, dtype=torch.bfloat16)) is fused
-    assert rope.fused_kernel(torch.zeros(1, 1, 1, 2, dtype=torch.float16)) is None
+    half = torch.zeros(1, 1, 1, 2, dtype=torch.float16)
+    assert rope.fused_kernel(half) is (fused if fused._hardware_half() else None)
+    monkeypatch.delitem(fused._KERNELS, torch.float16, raising=False)
+    assert rope.fused_kernel(half) is None
     assert rope.fused_kernel(torch.zeros(1, 1, 1, 2, dtype=torch.float32, device="meta")) is None
     monkeypatch.setattr(rope, "NUMBA", False)
     assert rope.fused_kernel(torch.zeros(1, 1, 1, 2, dtype=torch.bfloat16)) is None
