@@ -63,6 +63,10 @@ _KERNEL_THREADS = ("the threads the compiled kernel splits a render's (layer, he
                    "reads, or two threads writing the same bytes change nothing)")
 _KERNEL_COMPILE = ("numba's options for the compiled kernel: without nogil its threads take turns, without the disk "
                    "cache each process compiles it afresh; the same machine code either way, and the same bytes")
+_HALF_TEST = ("realstate.fused._hardware_half, whether float16 keys take the kernel: on this host (F16C) every variant "
+              "either keeps them on the kernel or sends them to torch's path, the same bytes; on a CPU without F16C, "
+              "enabling the kernel could leave numba's JIT without the helper routines LLVM calls for half precision "
+              "(a failure to compile, never other bytes), which no host here can show")
 _GROUPING = ("_write_spans' grouping of back-to-back moved pieces: in a render the pieces always lie back to back, "
              "so the changed test only splits a run into smaller groups (each rotated alone, the same bytes) or "
              "keeps grouping pieces that are adjacent anyway")
@@ -80,18 +84,28 @@ _MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit
                  "the shift that follows drops it, so the field read is the same")
 
 EQUIVALENT: dict[str, str] = {
+    "realstate/fused.py:122:operator_keywords:c84a718d": _HALF_TEST,
+    "realstate/fused.py:122:operator_name:f125f303": _HALF_TEST,
+    "realstate/fused.py:122:operator_swap_op:2d1bb49b": _HALF_TEST,
+    "realstate/fused.py:122:operator_swap_op:939a72bb": _HALF_TEST,
+    "realstate/fused.py:122:operator_swap_op:f9ad63a0": _HALF_TEST,
+    "realstate/fused.py:126:operator_name:d2fa31b0": "the float32 kernel's IEEE-half flag, which it never reads",
+    "realstate/fused.py:134:operator_keywords:0afcc3f5": _KERNEL_PATH + " (every float dtype has a kernel here, so "
+                                                          "the inverted test sends them all to torch's path)",
+    "realstate/fused.py:134:operator_swap_op:b82f7c1f": _KERNEL_PATH + " (realstate.rope.fused_kernel returns None "
+                                                         "for a tensor off the CPU before it asks applies)",
     "realstate/engine.py:44:operator_name:8963f59e": _KERNEL_PATH,
     "realstate/engine.py:82:operator_name:5796ce3f": _KERNEL_PATH + " (the torch engines then take the kernel too)",
     "realstate/engine.py:100:operator_number:973215db": _KERNEL_THREADS,
     "realstate/engine.py:110:operator_number:bbaf928f": _KERNEL_PATH + " (the kernel engine's chunk size: the kernel "
                                                         "does not chunk, and either probe puts verify's renders above it)",
-    "realstate/fused.py:65:operator_name:cbc94ee1": _KERNEL_COMPILE,
-    "realstate/fused.py:65:operator_name:d2fa8e43": _KERNEL_COMPILE,
-    "realstate/fused.py:67:operator_name:92fc4987": _KERNEL_COMPILE,
-    "realstate/fused.py:103:operator_swap_op:306e56e0": _KERNEL_PATH,
-    "realstate/fused.py:127:operator_if_exp:814c8b24": _KERNEL_THREADS,
-    "realstate/fused.py:127:operator_number:96f4bdd7": _KERNEL_THREADS,
-    "realstate/fused.py:128:operator_number:56b7ae09": _KERNEL_THREADS,
+    "realstate/fused.py:84:operator_name:cbc94ee1": _KERNEL_COMPILE,
+    "realstate/fused.py:84:operator_name:d2fa8e43": _KERNEL_COMPILE,
+    "realstate/fused.py:86:operator_name:92fc4987": _KERNEL_COMPILE,
+    "realstate/fused.py:134:operator_swap_op:306e56e0": _KERNEL_PATH,
+    "realstate/fused.py:158:operator_if_exp:814c8b24": _KERNEL_THREADS,
+    "realstate/fused.py:158:operator_number:96f4bdd7": _KERNEL_THREADS,
+    "realstate/fused.py:159:operator_number:56b7ae09": _KERNEL_THREADS,
     "realstate/rope.py:41:operator_keywords:7ef2f4e3": _KERNEL_PATH,
     "realstate/rope.py:137:operator_name:7caa48e2": _KERNEL_PATH,
     "realstate/rope.py:166:operator_name:e876d23c": _KERNEL_PATH,

@@ -142,6 +142,7 @@ def test_where_the_kernel_does_not_apply_renders_take_the_torch_path(monkeypatch
     monkeypatch.delitem(fused._KERNELS, torch.float16, raising=False)
     assert rope.fused_kernel(half) is None
     assert rope.fused_kernel(torch.zeros(1, 1, 1, 2, dtype=torch.float32, device="meta")) is None
+    assert not fused.applies(torch.zeros(1, 1, 1, 2, dtype=torch.float32, device="meta"))
     monkeypatch.setattr(rope, "NUMBA", False)
     assert rope.fused_kernel(torch.zeros(1, 1, 1, 2, dtype=torch.bfloat16)) is None
 
