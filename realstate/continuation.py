@@ -5,7 +5,11 @@ step's logits are returned so a replay can compare decodes bit for bit.  ``greed
 does the same from several renders of one length at once (a batch of B rows, one forward per
 token for all of them): a replay decodes every permutation's render that way, ~B times fewer
 forward calls.  Rows never mix (attention is per row, nothing is padded); tests check that a row
-of the batch decodes the same tokens and logits bytes as the render decoded alone."""
+of the batch decodes the same tokens and logits bytes as the render decoded alone, on the tiny
+test geometry.  At real sizes the logits bytes can depend on the batch's row count (a CPU matrix
+product blocks and sums by the shape it is given; seen at the qwen3-1.7b geometry), never on the
+other rows' contents or a row's place, so the replay decodes all of an arity's renders in
+batches of one row count."""
 
 from __future__ import annotations
 

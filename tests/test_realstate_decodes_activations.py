@@ -89,7 +89,7 @@ def test_activations_find_a_planted_outlier_channel_and_the_closest_m(tiny, runs
 
 def test_the_product_catches_a_batch_that_mixes_rows(tmp_path):
     """Planted in the source: every row of a batched decode reports row 0's decode.  The
-    canonical decodes would all still agree; the rows decoded alone catch it."""
+    canonical decodes would all still agree; the rows decoded beside other renders catch it."""
     scratch = ScratchCopy(tmp_path)
     scratch.apply(Patch("realstate/continuation.py", "for t in tokens[b])", "for t in tokens[0])"))
     scratch.apply(Patch("realstate/continuation.py", "tensor_bytes(logits[b])", "tensor_bytes(logits[0])"))
@@ -98,4 +98,30 @@ def test_the_product_catches_a_batch_that_mixes_rows(tmp_path):
     assert out.returncode == 1, out.stderr[-2000:]
     rows = [r for c in json.loads(out.stdout)["claims"] for r in c["results"]]
     failing = [r for r in rows if r["outcome"] == "fails"]
-    assert [r["check"] for r in failing] == [DECODE] and "DIFFER from the render decoded alone" in failing[0]["figure"]
+    assert [r["check"] for r in failing] == [DECODE] and "DIFFER from the render decoded beside" in failing[0]["figure"]
+
+
+def test_the_replay_decodes_every_render_of_an_arity_in_batches_of_one_row_count(tiny, monkeypatch):
+    """At real sizes a batched decode's logits bytes can depend on the batch's row count (seen at
+    the qwen3-1.7b geometry: 18 rows and 102 rows gave other bytes for one render), so every batch
+    of an arity has the same row count: the last one is filled up with copies whose decodes are
+    dropped, and the mixing check decodes its render in a batch of that count too."""
+    import realstate.continuation as continuation
+    import realstate.replay as replay
+
+    calls: list[int] = []
+    real = continuation.greedy_continue_many
+
+    def counting(lm, keys, values, prompt, k):
+        calls.append(len(keys))
+        return real(lm, keys, values, prompt, k)
+
+    monkeypatch.setattr(replay, "greedy_continue_many", counting)
+    render = bag_render([r.fragment for r in run_agents(tiny, 3, latent_steps=0)])
+    monkeypatch.setattr(replay, "DECODE_BATCH_BYTES", 4 * 2 * render.keys.nbytes)  # 4 rows a batch
+    settings = ReplaySettings(agents=3, latent_steps=0, decode_tokens=2)
+    report = run_replay(settings, lm=tiny, checks=[P.DECODE])
+    assert [r.outcome for r in report.results] == [Outcome.HOLDS]
+    # n = 1, 2: one batch of 1 and of 2 rows; n = 3: 6 orders in batches of 4 (the second filled
+    # up), for the canonical and the BagMerge renders, then the two mixing checks at 4 rows
+    assert calls == [1, 2, 4, 4, 4, 4, 4, 4]
