@@ -334,10 +334,11 @@ CATALOG: tuple[Curated, ...] = (
                 "kernels' bodies are audited by curated bugs only)"),
     Curated("compiled kernel writes every piece from the render's first row",
             (Patch(FUSED, "                dst[b, row + t, j] = _narrow(k1 * cos[j] - k2 * sin[j], ieee_half)\n"
-                          "                dst[b, row + t, j + half] = _narrow(k2 * cos[j + half] + k1 * sin[j + half], "
-                          "ieee_half)\n",
+                          "                dst[b, row + t, j + half] = "
+                          "_narrow(k2 * cos[j + half] + k1 * sin[j + half], ieee_half)\n",
                    "                dst[b, t, j] = _narrow(k1 * cos[j] - k2 * sin[j], ieee_half)\n"
-                   "                dst[b, t, j + half] = _narrow(k2 * cos[j + half] + k1 * sin[j + half], ieee_half)\n"),),
+                   "                dst[b, t, j + half] = "
+                   "_narrow(k2 * cos[j + half] + k1 * sin[j + half], ieee_half)\n"),),
             REALSTATE, frozenset({ORACLE_ROW, KNOWN_RENDERS}),
             why="an offset dropped: right for a render's first piece, wrong for every later one"),
     Curated("float32 compiled kernel swaps the keys' halves in the second sum",

@@ -97,8 +97,9 @@ EQUIVALENT: dict[str, str] = {
     "realstate/engine.py:44:operator_name:8963f59e": _KERNEL_PATH,
     "realstate/engine.py:82:operator_name:5796ce3f": _KERNEL_PATH + " (the torch engines then take the kernel too)",
     "realstate/engine.py:100:operator_number:973215db": _KERNEL_THREADS,
-    "realstate/engine.py:110:operator_number:bbaf928f": _KERNEL_PATH + " (the kernel engine's chunk size: the kernel "
-                                                        "does not chunk, and either probe puts verify's renders above it)",
+    "realstate/engine.py:110:operator_number:bbaf928f":
+        _KERNEL_PATH + " (the kernel engine's chunk size: the kernel does not chunk, and either probe puts "
+                       "verify's renders above it)",
     "realstate/fused.py:84:operator_name:cbc94ee1": _KERNEL_COMPILE,
     "realstate/fused.py:84:operator_name:d2fa8e43": _KERNEL_COMPILE,
     "realstate/fused.py:86:operator_name:92fc4987": _KERNEL_COMPILE,

@@ -9,11 +9,11 @@ storage dtype (round to nearest even, as torch rounds; a NaN stays a NaN, sign u
 numba compiles without fast-math, so LLVM neither reassociates nor fuses a multiply with an add
 (the tests read the compiled assembly for fused multiply-adds, and compare bits with the formula).
 
-It applies to CPU keys stored as bfloat16 or float32, and float16 where the CPU converts half
-precision in hardware (F16C: LLVM's conversions, IEEE round to nearest even, as torch's); elsewhere
-(CUDA, float16 without F16C) the torch path runs.  The (layer, head) blocks are split between ``torch.get_num_threads()`` threads, or as
-many as the caller asks (plain threads calling a kernel that releases the GIL: safe under a
-caller's own threads and forks, unlike numba's parallel loops).  Compiled on first use, about a second, and cached by numba."""
+It applies to CPU keys in bfloat16, float32, and float16 where the CPU converts half precision in
+hardware (F16C: LLVM's conversions, IEEE round to nearest even, as torch's); elsewhere the torch
+path runs.  The (layer, head) blocks are split between ``torch.get_num_threads()`` threads or as
+many as asked (plain threads calling a kernel that releases the GIL: safe under a caller's threads
+and forks, unlike numba's parallel loops).  Compiled on first use (about 2 s), cached on disk."""
 
 from __future__ import annotations
 
@@ -135,8 +135,8 @@ def applies(dest: torch.Tensor) -> bool:
 
 
 def _array(t: torch.Tensor, as_type: type) -> np.ndarray:
-    """A numpy view of ``t``'s bytes (no copy), its elements read as ``as_type`` (keys that
-    carry autograd history are read as data, as torch's own copy into a render reads them)."""
+    """A numpy view of ``t``'s bytes (no copy), its elements read as ``as_type`` (a tensor
+    that carries autograd history is read as plain data)."""
     t = t.detach()
     if t.dtype in (torch.bfloat16, torch.float16):
         return t.view(torch.int16).numpy().view(as_type)

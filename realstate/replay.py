@@ -29,8 +29,16 @@ from realstate.activations import LayerActivations, layer_activations
 from realstate.agents import DEFAULT_QUESTION, AgentRun, run_agents
 from realstate.continuation import Continuation, greedy_continue, greedy_continue_many
 from realstate.dtypes import raw_bits
-from realstate.engine import (CANONICAL, KERNEL_PROBE_THREADS, PER_FRAGMENT, Engine, batched_up_to, chunked,
-                              large_path_engines, unfused)
+from realstate.engine import (
+    CANONICAL,
+    KERNEL_PROBE_THREADS,
+    PER_FRAGMENT,
+    Engine,
+    batched_up_to,
+    chunked,
+    large_path_engines,
+    unfused,
+)
 from realstate.fidelity import FidelityRow, placement_fidelity
 from realstate.fragment import Fragment
 from realstate.models import LoadedModel, load_checkpoint, load_named, load_seeded, model_inv_freq
@@ -506,8 +514,8 @@ def c3_oracle(r: Replay) -> ClaimResult:
                                  f"ids, m and keys; {len(r.rendered)} distinct renders of {r.renders}; "
                                  f"{len(cases)} renders of the full set, of one fragment and of two probe "
                                  f"layouts (canonical, bag, naive at base 0 and {ORACLE_BASE}, each on the small "
-                                 f"path, the compiled kernel{_fused_note(r.fragments[0].keys)} on the process's threads and on "
-                                 f"{KERNEL_PROBE_THREADS}, the torch chunked path at three "
+                                 f"path, the compiled kernel{_fused_note(r.fragments[0].keys)} on the process's "
+                                 f"threads and on {KERNEL_PROBE_THREADS}, the torch chunked path at three "
                                  f"chunk sizes and the per-fragment path); "
                                  f"{together_count} renders of sets written together ({len(together_engines)} "
                                  f"paths, both bases); {len(PUBLIC_API) + 2} "
