@@ -161,3 +161,11 @@ def test_a_render_on_the_kernel_and_on_torch_gives_the_same_bytes(monkeypatch):
     want = canonical_render(fs, 5).digest()
     assert [canonical_render(fs, 5, engine=e).digest() for e in engines] == [want] * 4
     assert len(calls) == 2
+
+
+def test_the_oracle_row_says_when_its_kernel_engine_took_torchs_path():
+    from realstate.replay import _fused_note
+
+    assert _fused_note(torch.zeros(1, 1, 1, 2, dtype=torch.bfloat16)) == ""
+    note = _fused_note(torch.zeros(1, 1, 1, 2, dtype=torch.float32, device="meta"))
+    assert "does not apply" in note and "on meta" in note and "torch path" in note
