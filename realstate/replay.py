@@ -359,9 +359,9 @@ def c8_decode(r: Replay) -> ClaimResult:
             last = (r.render(r.state_of(perms[-1])), bag_render(perms[-1], engine=r.engine))
             rows = r.decode_rows(last[0], len(perms))
             position = (len(perms) - 1) % rows
+            fillers = (bag_render(perms[0], engine=r.engine), last[1])  # the first of other bytes is used
             for target, decoded in zip(last, (canonical[-1], bag[-1])):
-                filler = next((x for x in (bag_render(p, engine=r.engine) for p in (perms[0], perms[-1]))
-                               if x.digest() != target.digest()), target)
+                filler = next((x for x in fillers if x.digest() != target.digest()), target)
                 alone_differs += decoded != r.continue_alongside(target, filler, rows, position)
     rows = [r.rows[n] for n in r.arities]
     full = rows[-1]
