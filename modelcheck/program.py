@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from modelcheck.backend import Backend, FragmentDesc, Geometry
-from modelcheck.enumerate import Expr, Leaf
+from modelcheck.schedules import Expr, Leaf
 from spec import FragmentSet, canonical_order
 
 # op name -> the operand fields it takes ("ref": one value, "refs": a list of values, "index")

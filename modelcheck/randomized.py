@@ -15,11 +15,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from modelcheck import enumerate as en
+from modelcheck import schedules as en
 from modelcheck import properties as P
 from modelcheck.backend import DTYPE_BITS, Backend, FragmentDesc, Geometry, Universe
 from modelcheck.checks import Tallies, UniverseCheck
-from modelcheck.enumerate import Expr, Join, Leaf
+from modelcheck.schedules import Expr, Join, Leaf
 from modelcheck.program import evaluate
 from spec import Progress, no_progress
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modelcheck import enumerate as en
+from modelcheck import schedules as en
 from modelcheck import properties as P
 from modelcheck.backend import Backend
 from modelcheck.checks import Row, Tallies, Tally, UniverseCheck

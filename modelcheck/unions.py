@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from modelcheck import enumerate as en
+from modelcheck import schedules as en
 from modelcheck.backend import Backend
-from modelcheck.enumerate import Expr, Join, Leaf
+from modelcheck.schedules import Expr, Join, Leaf
 
 
 class Leaves:
@@ -79,7 +79,7 @@ def comb_states(backend: Backend, leaves: Leaves, n: int, extra: int,
 def tree_states(backend: Backend, leaves: Leaves, n: int,
                 prefix: Sequence[int] = ()) -> Iterator[tuple[Expr, Any]]:
     """(tree, state) for every binary merge tree over every leaf order starting with ``prefix``,
-    in ``enumerate.merge_trees`` order.  The unions of proper subtrees are kept per leaf range
+    in ``schedules.merge_trees`` order.  The unions of proper subtrees are kept per leaf range
     and reused while the leaf order keeps that range; every root is a fresh merge."""
     memo: dict[tuple[int, int], list[tuple[Expr, Any]]] = {}
     previous: tuple[int, ...] = ()

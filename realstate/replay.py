@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from modelcheck import enumerate as en
+from modelcheck import schedules as en
 from realstate import properties as P
 from realstate.activations import LayerActivations, layer_activations
 from realstate.agents import DEFAULT_QUESTION, AgentRun, run_agents

@@ -8,7 +8,7 @@ import hashlib
 import pytest
 
 import modelcheck
-from modelcheck import enumerate as en
+from modelcheck import schedules as en
 from modelcheck.checks import Row, Tallies, UniverseCheck
 from modelcheck.reference import ReferenceBackend
 from modelcheck.replay import replay

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 import modelcheck
-from modelcheck import enumerate as en
+from modelcheck import schedules as en
 from modelcheck import properties as P
 from modelcheck import shards
 from modelcheck.checks import Tallies, UniverseCheck

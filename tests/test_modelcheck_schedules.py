@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from modelcheck import enumerate as en
-from modelcheck.enumerate import Join, Leaf
+from modelcheck import schedules as en
+from modelcheck.schedules import Join, Leaf
 
 
 @pytest.mark.parametrize("n", range(1, 7))
