@@ -24,10 +24,10 @@ from pathlib import Path
 from audit.mutants import Mutant, make_id
 from audit.scratch import Patch, PatchError, project_root
 
-RENDER, ENGINE, FRAGMENT = "realstate/render.py", "realstate/engine.py", "realstate/fragment.py"
-ROPE, ORDER_VALUE, FINGERPRINT = "realstate/rope.py", "realstate/order_value.py", "realstate/fingerprint.py"
+RENDER, ENGINE, FRAGMENT = "realstate/kernel/render.py", "realstate/kernel/engine.py", "realstate/kernel/fragment.py"
+ROPE, ORDER_VALUE, FINGERPRINT = "realstate/kernel/rope.py", "realstate/kernel/order_value.py", "realstate/kernel/fingerprint.py"
 SPEC_ORDERING, SPEC_SET = "spec/ordering.py", "spec/fragment_set.py"
-FUSED = "realstate/fused.py"
+FUSED = "realstate/kernel/fused.py"
 
 SORTED_LAYOUT = "        layouts.append(layout(engine.order(members), base))"
 DELTA = "p.offset - f.start if reencode else 0"
@@ -242,7 +242,7 @@ CATALOG: tuple[Curated, ...] = (
             why="k*cos and rotate_half(k)*sin each rounded to bf16, then added and rounded again"),
     Curated("a fragment's values re-encoded too",
             (Patch(RENDER, VALUES_APPEND,
-                   "        values.append(__import__('realstate.rope', fromlist=['rope']).reencode_keys(\n"
+                   "        values.append(__import__('realstate.kernel.rope', fromlist=['rope']).reencode_keys(\n"
                    "            f.values, p.offset - f.start, fp.inv_freq) if reencode else f.values)\n"),),
             CHECK_ORACLE, frozenset({ORACLE_ROW}),
             why="RoPE applied to V as well as K: values must never be touched"),

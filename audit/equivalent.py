@@ -14,7 +14,7 @@ _EXPORT_ONLY = ("the SMT-LIB logic is only written into files `prove --smt2` exp
                 "solver run by prove never reads it")
 _PREFER = "Goal.prefer only shapes a counterexample (small ids, plain floats); it never takes part in a verdict"
 
-_PROBE_SIZE = ("realstate.engine.chunk_probes picks the chunk sizes verify renders with to drive the chunked "
+_PROBE_SIZE = ("realstate.kernel.engine.chunk_probes picks the chunk sizes verify renders with to drive the chunked "
                "path: any positive size renders the same bits (the chunked and small paths are the literal "
                "formula term for term), so another size changes which rows share a chunk, not the render")
 
@@ -30,7 +30,7 @@ _BLOCKS = ("exact_order_value's block size (BLOCK_ELEMENTS, block_rows): the sum
            "so how many rows share a block changes the work, not a bit of m")
 _PATH_CHOICE = ("a threshold that picks which exact path computes a sum (finish a block now or gather its rows; "
                 "math.fsum or the vectorized total; gather remainders or not): every path is exact, so m has "
-                "the same bits; verify runs both sides of each (realstate.order_value.PATH_PROBES)")
+                "the same bits; verify runs both sides of each (realstate.kernel.order_value.PATH_PROBES)")
 _COPY = ("scratch_is_input: whether the exact sum may overwrite its input or works on a copy; no caller reads "
          "the input afterwards, so the sums are the same")
 _UNREACHED_BOUND = ("a safety bound no input reaches (rows of 2^40 values, 4200 extraction levels): a larger or "
@@ -48,13 +48,13 @@ _UNREAD_F32 = ("float32's exponent fields in the plain-sum table: float32 keys n
 _WIDER_SIGMA = ("a larger spread M in the extraction's sigma = 2^(e+M): a larger sigma only coarsens the level's grid "
                 "(the q still sum exactly, the remainders shrink by at least 2^(52-M) per level), so the exact "
                 "sum and its one rounding are the same; 2,000 adversarial rows (audit3 ovdiff) agree")
-_CHUNK_SIZE = ("realstate.rope.CHUNK_ELEMENTS: where a render leaves the small path for the chunked one and how many "
+_CHUNK_SIZE = ("realstate.kernel.rope.CHUNK_ELEMENTS: where a render leaves the small path for the chunked one and how many "
                "elements a chunk holds; both paths are the literal formula term for term (verify renders through "
                "both, engine.chunked), so another size changes the work, not a byte")
 _RENDER_PATH = ("a threshold that picks the small or the chunked render path (or ignores the chunk_elements override): "
                 "both paths are the literal formula term for term and verify checks each against the oracle, so "
                 "the bytes are the same whichever path a render takes")
-_KERNEL_PATH = ("a choice between realstate.fused's compiled kernel and torch's operations for a large render (numba "
+_KERNEL_PATH = ("a choice between realstate.kernel.fused's compiled kernel and torch's operations for a large render (numba "
                 "found, the device, the engine's fused flag or its default): both write the literal formula's bits, "
                 "and realstate's oracle row renders through each on its own engine, so another choice changes the "
                 "work, not a byte")
@@ -63,7 +63,7 @@ _KERNEL_THREADS = ("the threads the compiled kernel splits a render's (layer, he
                    "reads, or two threads writing the same bytes change nothing)")
 _KERNEL_COMPILE = ("numba's options for the compiled kernel: without nogil its threads take turns, without the disk "
                    "cache each process compiles it afresh; the same machine code either way, and the same bytes")
-_HALF_TEST = ("realstate.fused._hardware_half, whether float16 keys take the kernel: on this host (F16C) every variant "
+_HALF_TEST = ("realstate.kernel.fused._hardware_half, whether float16 keys take the kernel: on this host (F16C) every variant "
               "either keeps them on the kernel or sends them to torch's path, the same bytes; on a CPU without F16C, "
               "enabling the kernel could leave numba's JIT without the helper routines LLVM calls for half precision "
               "(a failure to compile, never other bytes), which no host here can show")
@@ -75,7 +75,7 @@ _CHUNK_SHAPE = ("_rotate_run's chunk shape (how many layer-head blocks and posit
                 "shape or a larger scratch changes the work, not a byte")
 _TABLE_CACHE = ("_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
                 "one hold the same values")
-_BATCH_SIZE = ("realstate.render.BATCH_ELEMENTS, the engine's batch_elements that overrides it, and the size test "
+_BATCH_SIZE = ("realstate.kernel.render.BATCH_ELEMENTS, the engine's batch_elements that overrides it, and the size test "
                "that reads the bound: which renders of a "
                "canonical_renders call share one batch of torch calls and which are written alone; a render holds "
                "the same bytes either way (verify compares renders written together with the oracle), so another "
@@ -84,175 +84,175 @@ _MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit
                  "the shift that follows drops it, so the field read is the same")
 
 EQUIVALENT: dict[str, str] = {
-    "realstate/fused.py:122:operator_keywords:c84a718d": _HALF_TEST,
-    "realstate/fused.py:122:operator_name:f125f303": _HALF_TEST,
-    "realstate/fused.py:122:operator_swap_op:2d1bb49b": _HALF_TEST,
-    "realstate/fused.py:122:operator_swap_op:939a72bb": _HALF_TEST,
-    "realstate/fused.py:122:operator_swap_op:f9ad63a0": _HALF_TEST,
-    "realstate/fused.py:126:operator_name:d2fa31b0": "the float32 kernel's IEEE-half flag, which it never reads",
-    "realstate/fused.py:134:operator_keywords:0afcc3f5": _KERNEL_PATH + " (every float dtype has a kernel here, so "
+    "realstate/kernel/fused.py:122:operator_keywords:c84a718d": _HALF_TEST,
+    "realstate/kernel/fused.py:122:operator_name:f125f303": _HALF_TEST,
+    "realstate/kernel/fused.py:122:operator_swap_op:2d1bb49b": _HALF_TEST,
+    "realstate/kernel/fused.py:122:operator_swap_op:939a72bb": _HALF_TEST,
+    "realstate/kernel/fused.py:122:operator_swap_op:f9ad63a0": _HALF_TEST,
+    "realstate/kernel/fused.py:126:operator_name:d2fa31b0": "the float32 kernel's IEEE-half flag, which it never reads",
+    "realstate/kernel/fused.py:134:operator_keywords:0afcc3f5": _KERNEL_PATH + " (every float dtype has a kernel here, so "
                                                           "the inverted test sends them all to torch's path)",
-    "realstate/fused.py:134:operator_swap_op:b82f7c1f": _KERNEL_PATH + " (realstate.rope.fused_kernel returns None "
+    "realstate/kernel/fused.py:134:operator_swap_op:b82f7c1f": _KERNEL_PATH + " (realstate.kernel.rope.fused_kernel returns None "
                                                          "for a tensor off the CPU before it asks applies)",
-    "realstate/engine.py:44:operator_name:8963f59e": _KERNEL_PATH,
-    "realstate/engine.py:82:operator_name:5796ce3f": _KERNEL_PATH + " (the torch engines then take the kernel too)",
-    "realstate/engine.py:100:operator_number:973215db": _KERNEL_THREADS,
-    "realstate/engine.py:110:operator_number:bbaf928f":
+    "realstate/kernel/engine.py:44:operator_name:8963f59e": _KERNEL_PATH,
+    "realstate/kernel/engine.py:82:operator_name:5796ce3f": _KERNEL_PATH + " (the torch engines then take the kernel too)",
+    "realstate/kernel/engine.py:100:operator_number:973215db": _KERNEL_THREADS,
+    "realstate/kernel/engine.py:110:operator_number:bbaf928f":
         _KERNEL_PATH + " (the kernel engine's chunk size: the kernel does not chunk, and either probe puts "
                        "verify's renders above it)",
-    "realstate/fused.py:84:operator_name:cbc94ee1": _KERNEL_COMPILE,
-    "realstate/fused.py:84:operator_name:d2fa8e43": _KERNEL_COMPILE,
-    "realstate/fused.py:86:operator_name:92fc4987": _KERNEL_COMPILE,
-    "realstate/fused.py:134:operator_swap_op:306e56e0": _KERNEL_PATH,
-    "realstate/fused.py:158:operator_if_exp:814c8b24": _KERNEL_THREADS,
-    "realstate/fused.py:158:operator_number:96f4bdd7": _KERNEL_THREADS,
-    "realstate/fused.py:159:operator_number:56b7ae09": _KERNEL_THREADS,
-    "realstate/rope.py:41:operator_keywords:7ef2f4e3": _KERNEL_PATH,
-    "realstate/rope.py:137:operator_name:7caa48e2": _KERNEL_PATH,
-    "realstate/rope.py:166:operator_name:e876d23c": _KERNEL_PATH,
-    "realstate/rope.py:195:operator_if_exp:342669bd": _KERNEL_PATH,
-    "realstate/rope.py:195:operator_if_exp:8888ccdc": _KERNEL_PATH,
-    "realstate/rope.py:216:operator_remove_unary_ops:ad253378": _KERNEL_PATH,
-    "realstate/rope.py:216:operator_swap_op:b6cf8e34": _KERNEL_PATH + " (with numba, a CUDA tensor is still refused by "
-                                                       "realstate.fused.applies)",
-    "realstate/rope.py:216:operator_swap_op:be41caa3": _KERNEL_PATH,
-    "realstate/rope.py:220:operator_if_exp:36efa2b4": _KERNEL_PATH,
-    "realstate/render.py:81:operator_number:23022ce0": _BATCH_SIZE,
-    "realstate/render.py:81:operator_number:8d39cd7d": _BATCH_SIZE,
-    "realstate/render.py:81:operator_swap_op:1e6f094d": _BATCH_SIZE,
-    "realstate/render.py:152:operator_if_exp:17cbf727": _BATCH_SIZE,
-    "realstate/render.py:155:operator_swap_op:29ae1fbe": _BATCH_SIZE,
-    "realstate/render.py:155:operator_swap_op:676321b2": _BATCH_SIZE,
-    "realstate/render.py:155:operator_swap_op:b055ccb9": _BATCH_SIZE,
-    "realstate/render.py:155:operator_swap_op:d0ecc40c": _BATCH_SIZE,
-    "realstate/rope.py:275:operator_swap_op:f8be3c19":
+    "realstate/kernel/fused.py:84:operator_name:cbc94ee1": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:84:operator_name:d2fa8e43": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:86:operator_name:92fc4987": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:134:operator_swap_op:306e56e0": _KERNEL_PATH,
+    "realstate/kernel/fused.py:158:operator_if_exp:814c8b24": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:158:operator_number:96f4bdd7": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:159:operator_number:56b7ae09": _KERNEL_THREADS,
+    "realstate/kernel/rope.py:41:operator_keywords:7ef2f4e3": _KERNEL_PATH,
+    "realstate/kernel/rope.py:137:operator_name:7caa48e2": _KERNEL_PATH,
+    "realstate/kernel/rope.py:166:operator_name:e876d23c": _KERNEL_PATH,
+    "realstate/kernel/rope.py:195:operator_if_exp:342669bd": _KERNEL_PATH,
+    "realstate/kernel/rope.py:195:operator_if_exp:8888ccdc": _KERNEL_PATH,
+    "realstate/kernel/rope.py:216:operator_remove_unary_ops:ad253378": _KERNEL_PATH,
+    "realstate/kernel/rope.py:216:operator_swap_op:b6cf8e34": _KERNEL_PATH + " (with numba, a CUDA tensor is still refused by "
+                                                       "realstate.kernel.fused.applies)",
+    "realstate/kernel/rope.py:216:operator_swap_op:be41caa3": _KERNEL_PATH,
+    "realstate/kernel/rope.py:220:operator_if_exp:36efa2b4": _KERNEL_PATH,
+    "realstate/kernel/render.py:81:operator_number:23022ce0": _BATCH_SIZE,
+    "realstate/kernel/render.py:81:operator_number:8d39cd7d": _BATCH_SIZE,
+    "realstate/kernel/render.py:81:operator_swap_op:1e6f094d": _BATCH_SIZE,
+    "realstate/kernel/render.py:152:operator_if_exp:17cbf727": _BATCH_SIZE,
+    "realstate/kernel/render.py:155:operator_swap_op:29ae1fbe": _BATCH_SIZE,
+    "realstate/kernel/render.py:155:operator_swap_op:676321b2": _BATCH_SIZE,
+    "realstate/kernel/render.py:155:operator_swap_op:b055ccb9": _BATCH_SIZE,
+    "realstate/kernel/render.py:155:operator_swap_op:d0ecc40c": _BATCH_SIZE,
+    "realstate/kernel/rope.py:275:operator_swap_op:f8be3c19":
         "_rotate_run also copying a piece's empty overlap with a chunk (lo == hi): an empty copy writes nothing",
-    "realstate/rope.py:261:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
-    "realstate/rope.py:262:operator_swap_op:6911331f":
+    "realstate/kernel/rope.py:261:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
+    "realstate/kernel/rope.py:262:operator_swap_op:6911331f":
         _CHUNK_SHAPE + " (chunk // (length / D) >= D^2 exceeds layers x kv heads in every geometry here, so min() "
         "still returns the integer block count)",
-    "realstate/rope.py:264:operator_number:22090cfb": _CHUNK_SHAPE,
-    "realstate/rope.py:264:operator_number:94986d77": _CHUNK_SHAPE,
-    "realstate/rope.py:265:operator_number:d3d1f301": _CHUNK_SHAPE,
-    "realstate/rope.py:180:operator_if_exp:8fd4ccb4": _RENDER_PATH,
-    "realstate/rope.py:181:operator_swap_op:64bf363d": _RENDER_PATH,
-    "realstate/rope.py:202:operator_number:5e5572b8": _GROUPING,
-    "realstate/rope.py:202:operator_number:63ed2b30": _GROUPING + " (a delta-0 piece is still copied, not grouped)",
-    "realstate/rope.py:202:operator_number:7d5f5a0c": _GROUPING,
-    "realstate/rope.py:202:operator_swap_op:4296ae36": _GROUPING,
-    "realstate/rope.py:202:operator_swap_op:a782ff82": _GROUPING,
-    "realstate/rope.py:202:operator_swap_op:b37311de": _GROUPING,
-    "realstate/rope.py:240:operator_if_exp:b6a22673":
+    "realstate/kernel/rope.py:264:operator_number:22090cfb": _CHUNK_SHAPE,
+    "realstate/kernel/rope.py:264:operator_number:94986d77": _CHUNK_SHAPE,
+    "realstate/kernel/rope.py:265:operator_number:d3d1f301": _CHUNK_SHAPE,
+    "realstate/kernel/rope.py:180:operator_if_exp:8fd4ccb4": _RENDER_PATH,
+    "realstate/kernel/rope.py:181:operator_swap_op:64bf363d": _RENDER_PATH,
+    "realstate/kernel/rope.py:202:operator_number:5e5572b8": _GROUPING,
+    "realstate/kernel/rope.py:202:operator_number:63ed2b30": _GROUPING + " (a delta-0 piece is still copied, not grouped)",
+    "realstate/kernel/rope.py:202:operator_number:7d5f5a0c": _GROUPING,
+    "realstate/kernel/rope.py:202:operator_swap_op:4296ae36": _GROUPING,
+    "realstate/kernel/rope.py:202:operator_swap_op:a782ff82": _GROUPING,
+    "realstate/kernel/rope.py:202:operator_swap_op:b37311de": _GROUPING,
+    "realstate/kernel/rope.py:240:operator_if_exp:b6a22673":
         "_rotate_in_place narrowing even when the region is the whole tensor: a narrow over the full length is a "
         "view of the same elements",
-    "realstate/rope.py:37:operator_swap_op:e1a66908":
+    "realstate/kernel/rope.py:37:operator_swap_op:e1a66908":
         _CHUNK_SIZE + " (1 >> 19 = 0: every render chunked, a row at a time)",
-    "realstate/rope.py:108:operator_if_exp:84468763":
+    "realstate/kernel/rope.py:108:operator_if_exp:84468763":
         "_span_tables concatenating a single part instead of making it contiguous: torch.cat of one tensor is a "
         "copy with the same values",
-    "realstate/rope.py:118:operator_number:0ce3229f": _TABLE_CACHE,
-    "realstate/rope.py:118:operator_swap_op:3113f2ad": _TABLE_CACHE,
-    "realstate/rope.py:118:operator_swap_op:895f93e3": _TABLE_CACHE,
-    "realstate/rope.py:118:operator_swap_op:9d478e00": _TABLE_CACHE,
-    "realstate/rope.py:150:operator_if_exp:c27da2a8": _RENDER_PATH,
-    "realstate/rope.py:151:operator_swap_op:2ddbadfb": _RENDER_PATH,
-    "realstate/rope.py:151:operator_swap_op:6fcdb19a": _RENDER_PATH,
-    "realstate/rope.py:151:operator_swap_op:c7f2234c": _RENDER_PATH,
-    "realstate/rope.py:151:operator_swap_op:fff42bfe": _RENDER_PATH,
-    "realstate/rope.py:37:operator_number:3dc384a2": _CHUNK_SIZE,
-    "realstate/rope.py:37:operator_number:f8e7f653": _CHUNK_SIZE,
-    "realstate/rope.py:39:operator_number:9eda7764": _TABLE_CACHE,
-    "realstate/rope.py:39:operator_swap_op:fbb1b248": _TABLE_CACHE + " (1 >> 14 = 0: nothing is cached)",
-    "realstate/rope.py:91:operator_number:c5391e03":
+    "realstate/kernel/rope.py:118:operator_number:0ce3229f": _TABLE_CACHE,
+    "realstate/kernel/rope.py:118:operator_swap_op:3113f2ad": _TABLE_CACHE,
+    "realstate/kernel/rope.py:118:operator_swap_op:895f93e3": _TABLE_CACHE,
+    "realstate/kernel/rope.py:118:operator_swap_op:9d478e00": _TABLE_CACHE,
+    "realstate/kernel/rope.py:150:operator_if_exp:c27da2a8": _RENDER_PATH,
+    "realstate/kernel/rope.py:151:operator_swap_op:2ddbadfb": _RENDER_PATH,
+    "realstate/kernel/rope.py:151:operator_swap_op:6fcdb19a": _RENDER_PATH,
+    "realstate/kernel/rope.py:151:operator_swap_op:c7f2234c": _RENDER_PATH,
+    "realstate/kernel/rope.py:151:operator_swap_op:fff42bfe": _RENDER_PATH,
+    "realstate/kernel/rope.py:37:operator_number:3dc384a2": _CHUNK_SIZE,
+    "realstate/kernel/rope.py:37:operator_number:f8e7f653": _CHUNK_SIZE,
+    "realstate/kernel/rope.py:39:operator_number:9eda7764": _TABLE_CACHE,
+    "realstate/kernel/rope.py:39:operator_swap_op:fbb1b248": _TABLE_CACHE + " (1 >> 14 = 0: nothing is cached)",
+    "realstate/kernel/rope.py:91:operator_number:c5391e03":
         "_runs' end sentinel (1, 0) instead of (0, 0): its delta 0 closes the last run before its length is "
         "added, so only the unused final position changes",
-    "realstate/order_value.py:250:operator_number:f89da55e":
+    "realstate/kernel/order_value.py:250:operator_number:f89da55e":
         "shifts clamped at 1 instead of 0: a shift is positive for every row with a nonzero lower level, and a row "
         "whose lower levels are all zero has accumulator 0, which any shift leaves 0 with no sticky bit",
-    "realstate/order_value.py:251:operator_number:eba1bf52":
+    "realstate/kernel/order_value.py:251:operator_number:eba1bf52":
         "shifts clamped at 64 instead of 63: below the top the accumulator is under 2^55 in magnitude, and numpy "
         "defines int64 shifts by 64 as full shifts (x >> 64 is 0 or -1, x << 64 is 0), so high, the sticky bit "
         "and the sum are what a shift by 63 gives",
-    "realstate/order_value.py:190:operator_number:7493ebee": _WIDER_SIGMA + " (spread at least 1)",
-    "realstate/order_value.py:190:operator_swap_op:62d30026": _WIDER_SIGMA + " ((length + 1).bit_length() >= M)",
-    "realstate/order_value.py:186:operator_number:b2bc74a8":
+    "realstate/kernel/order_value.py:190:operator_number:7493ebee": _WIDER_SIGMA + " (spread at least 1)",
+    "realstate/kernel/order_value.py:190:operator_swap_op:62d30026": _WIDER_SIGMA + " ((length + 1).bit_length() >= M)",
+    "realstate/kernel/order_value.py:186:operator_number:b2bc74a8":
         "the first level's sigma one binade larger (2^(e+3)): still above twice the row sum, and the final "
         "accumulator still holds at least 2^57 > 2^54 when the sum is inexact, so round to odd gives the same bits",
-    "realstate/order_value.py:193:operator_number:d28a8d81":
+    "realstate/kernel/order_value.py:193:operator_number:d28a8d81":
         "level 1's sigma halved (2^(k0-54+M)): the level-0 remainders are at most half a grid step, 2^(k0-54), "
         "so n of them still sum to at most sigma and every level-1 sum stays exact",
-    "realstate/order_value.py:195:operator_number:2589836e": _PATH_CHOICE + " (rows_left from the row length)",
-    "realstate/order_value.py:165:operator_swap_op:7c5dcf9b": _PESSIMISTIC + " (e + 52: almost no row is plain)",
-    "realstate/order_value.py:165:operator_swap_op:f2326ee7": _PESSIMISTIC + " (> instead of >=)",
-    "realstate/order_value.py:169:operator_name:f9b513eb":
+    "realstate/kernel/order_value.py:195:operator_number:2589836e": _PATH_CHOICE + " (rows_left from the row length)",
+    "realstate/kernel/order_value.py:165:operator_swap_op:7c5dcf9b": _PESSIMISTIC + " (e + 52: almost no row is plain)",
+    "realstate/kernel/order_value.py:165:operator_swap_op:f2326ee7": _PESSIMISTIC + " (> instead of >=)",
+    "realstate/kernel/order_value.py:169:operator_name:f9b513eb":
         "correctly_rounded_row_sums overwriting its input by default: the only caller relying on the default "
         "passes the norms, which nothing reads after the total",
-    "realstate/order_value.py:178:operator_swap_op:4f19656d": _UNREACHED_BOUND,
-    "realstate/order_value.py:121:operator_number:17f59e1d":
+    "realstate/kernel/order_value.py:178:operator_swap_op:4f19656d": _UNREACHED_BOUND,
+    "realstate/kernel/order_value.py:121:operator_number:17f59e1d":
         "reshape(1, -2) instead of reshape(1, -1): numpy takes any negative size as the one unknown dimension "
         "(numpy 2.4), so the same [1, count] array",
-    "realstate/order_value.py:165:operator_number:d52728ff":
+    "realstate/kernel/order_value.py:165:operator_number:d52728ff":
         "the plain-sum test accepting a lowest square bit of e - 53 (not e - 52): still sound, since the squares "
         "are >= 0, so every partial sum is at most the estimate (< 2^e) and, a multiple of 2^(e-53) below 2^e, "
         "has at most 53 bits: no addition rounds; the plain sum is exact and m has the same bits",
-    "realstate/order_value.py:118:operator_if_exp:09e77268": _PATH_CHOICE + " (the fsum_norms_up_to override ignored)",
-    "realstate/order_value.py:128:operator_number:837c4749": _PROBES,
-    "realstate/order_value.py:129:operator_number:6e2c30de": _PROBES,
-    "realstate/order_value.py:130:operator_number:cfade2d8": _PROBES,
-    "realstate/order_value.py:130:operator_number:fd4aac88": _PROBES,
-    "realstate/order_value.py:149:operator_name:881c6ba6": _PESSIMISTIC,
-    "realstate/order_value.py:149:operator_number:44456bd6": _PESSIMISTIC,
-    "realstate/order_value.py:149:operator_number:779241d3": _MASK_LOW_BIT,
-    "realstate/order_value.py:149:operator_number:a0b929a0": _PESSIMISTIC,
-    "realstate/order_value.py:150:operator_name:ae109e74": _PESSIMISTIC,
-    "realstate/order_value.py:150:operator_number:243385e5": _MASK_LOW_BIT,
-    "realstate/order_value.py:150:operator_number:c2edacce": _PESSIMISTIC,
-    "realstate/order_value.py:151:operator_number:2549eca2": _UNREAD_F32,
-    "realstate/order_value.py:151:operator_number:5fd0d139": _UNREAD_F32,
-    "realstate/order_value.py:151:operator_number:73a2ca2b": _UNREAD_F32,
-    "realstate/order_value.py:151:operator_number:c1e2c324": _UNREAD_F32,
-    "realstate/order_value.py:149:operator_number:6147cc7b": _PESSIMISTIC,
-    "realstate/order_value.py:150:operator_number:015f9860": _PESSIMISTIC,
-    "realstate/order_value.py:151:operator_name:30851ce8": _PESSIMISTIC,
-    "realstate/rope.py:39:operator_number:071f8317":
+    "realstate/kernel/order_value.py:118:operator_if_exp:09e77268": _PATH_CHOICE + " (the fsum_norms_up_to override ignored)",
+    "realstate/kernel/order_value.py:128:operator_number:837c4749": _PROBES,
+    "realstate/kernel/order_value.py:129:operator_number:6e2c30de": _PROBES,
+    "realstate/kernel/order_value.py:130:operator_number:cfade2d8": _PROBES,
+    "realstate/kernel/order_value.py:130:operator_number:fd4aac88": _PROBES,
+    "realstate/kernel/order_value.py:149:operator_name:881c6ba6": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:149:operator_number:44456bd6": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:149:operator_number:779241d3": _MASK_LOW_BIT,
+    "realstate/kernel/order_value.py:149:operator_number:a0b929a0": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:150:operator_name:ae109e74": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:150:operator_number:243385e5": _MASK_LOW_BIT,
+    "realstate/kernel/order_value.py:150:operator_number:c2edacce": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:151:operator_number:2549eca2": _UNREAD_F32,
+    "realstate/kernel/order_value.py:151:operator_number:5fd0d139": _UNREAD_F32,
+    "realstate/kernel/order_value.py:151:operator_number:73a2ca2b": _UNREAD_F32,
+    "realstate/kernel/order_value.py:151:operator_number:c1e2c324": _UNREAD_F32,
+    "realstate/kernel/order_value.py:149:operator_number:6147cc7b": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:150:operator_number:015f9860": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:151:operator_name:30851ce8": _PESSIMISTIC,
+    "realstate/kernel/rope.py:39:operator_number:071f8317":
         "_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
         "one hold the same values",
-    "realstate/render.py:253:operator_number:0838a5d0":
+    "realstate/kernel/render.py:253:operator_number:0838a5d0":
         "naive_concat's default base: the naive render re-encodes nothing, so its bytes do not depend on the "
         "base, and the base is not part of the DynamicCache it returns",
-    "realstate/order_value.py:57:operator_number:a4cd0307":
+    "realstate/kernel/order_value.py:57:operator_number:a4cd0307":
         "m's shape check also refusing head_dim 1: no RoPE geometry has an odd head_dim (the rotation pairs "
         "the two halves), so no valid fragment is refused",
-    "realstate/order_value.py:41:operator_number:4ac05d37": _BLOCKS,
-    "realstate/order_value.py:41:operator_number:a407fd6d": _BLOCKS,
-    "realstate/order_value.py:41:operator_swap_op:d8ef9393": _BLOCKS + " (1 >> 16 = 0 gives one row per block)",
-    "realstate/order_value.py:43:operator_number:560b00ac": _PATH_CHOICE,
-    "realstate/order_value.py:83:operator_if_exp:6cda6c81": _BLOCKS + " (block_rows ignored: the probes' blocks "
+    "realstate/kernel/order_value.py:41:operator_number:4ac05d37": _BLOCKS,
+    "realstate/kernel/order_value.py:41:operator_number:a407fd6d": _BLOCKS,
+    "realstate/kernel/order_value.py:41:operator_swap_op:d8ef9393": _BLOCKS + " (1 >> 16 = 0 gives one row per block)",
+    "realstate/kernel/order_value.py:43:operator_number:560b00ac": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:83:operator_if_exp:6cda6c81": _BLOCKS + " (block_rows ignored: the probes' blocks "
                                                             "become the default one)",
-    "realstate/order_value.py:45:operator_number:322d8c7f":
+    "realstate/kernel/order_value.py:45:operator_number:322d8c7f":
         "_GUARD_BITS 9 instead of 8: the accumulator stays below 2^63 (level sums have at most 53 bits) and "
         "round to odd needs only two bits below the result's last place, so the same bits (3,000 random and "
         "adversarial rows against Fraction sums agree)",
-    "realstate/order_value.py:46:operator_number:675dbeb3": _UNREACHED_BOUND,
-    "realstate/order_value.py:46:operator_number:98e3cd68": _UNREACHED_BOUND,
-    "realstate/order_value.py:47:operator_number:2c54e98c": _UNREACHED_BOUND,
-    "realstate/order_value.py:47:operator_number:c9b52151": _UNREACHED_BOUND,
-    "realstate/order_value.py:101:operator_remove_unary_ops:390709dc":
+    "realstate/kernel/order_value.py:46:operator_number:675dbeb3": _UNREACHED_BOUND,
+    "realstate/kernel/order_value.py:46:operator_number:98e3cd68": _UNREACHED_BOUND,
+    "realstate/kernel/order_value.py:47:operator_number:2c54e98c": _UNREACHED_BOUND,
+    "realstate/kernel/order_value.py:47:operator_number:c9b52151": _UNREACHED_BOUND,
+    "realstate/kernel/order_value.py:101:operator_remove_unary_ops:390709dc":
         "the plain-sum exactness test applied to float32 and skipped for 16-bit keys: the test is sound for "
         "any format (a row it passes really has an exact float64 sum), and skipping it only sends rows to the "
         "exact path: the same bits",
-    "realstate/order_value.py:102:operator_name:8f3b1c71": _COPY,
-    "realstate/order_value.py:107:operator_name:c7379117": _COPY,
-    "realstate/order_value.py:116:operator_name:d2d1c811": _COPY,
-    "realstate/order_value.py:182:operator_if_exp:7022c549": _COPY,
-    "realstate/order_value.py:182:operator_if_exp:e8b3cc60": _COPY,
-    "realstate/order_value.py:106:operator_number:f7e19319": _PATH_CHOICE,
-    "realstate/order_value.py:106:operator_swap_op:4a1b19e6": _PATH_CHOICE,
-    "realstate/order_value.py:106:operator_swap_op:dc2ad035": _PATH_CHOICE,
-    "realstate/order_value.py:118:operator_swap_op:e95ab786": _PATH_CHOICE,
-    "realstate/order_value.py:201:operator_number:182e5c01": _PATH_CHOICE,
-    "realstate/order_value.py:201:operator_swap_op:026f15c0": _PATH_CHOICE,
-    "realstate/order_value.py:201:operator_swap_op:be035880": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:102:operator_name:8f3b1c71": _COPY,
+    "realstate/kernel/order_value.py:107:operator_name:c7379117": _COPY,
+    "realstate/kernel/order_value.py:116:operator_name:d2d1c811": _COPY,
+    "realstate/kernel/order_value.py:182:operator_if_exp:7022c549": _COPY,
+    "realstate/kernel/order_value.py:182:operator_if_exp:e8b3cc60": _COPY,
+    "realstate/kernel/order_value.py:106:operator_number:f7e19319": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:106:operator_swap_op:4a1b19e6": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:106:operator_swap_op:dc2ad035": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:118:operator_swap_op:e95ab786": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:201:operator_number:182e5c01": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:201:operator_swap_op:026f15c0": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:201:operator_swap_op:be035880": _PATH_CHOICE,
     "spec/claims.py:87:operator_number:883afe03": _DISPLAY,
     "spec/claims.py:101:operator_number:87892206": _DISPLAY,
     "spec/claims.py:122:operator_number:a9daff20": _DISPLAY,
@@ -266,23 +266,23 @@ EQUIVALENT: dict[str, str] = {
     "spec/claims.py:170:operator_keywords:6281ee65": _ONLY_SELECTION,
     "spec/claims.py:170:operator_swap_op:72b1d4c8": _ONLY_SELECTION,
     "spec/claims.py:170:operator_swap_op:e19abd99": _ONLY_SELECTION,
-    "realstate/render.py:121:operator_swap_op:9f093efd": _ONE_DEVICE,
+    "realstate/kernel/render.py:121:operator_swap_op:9f093efd": _ONE_DEVICE,
     "spec/fragment_set.py:26:operator_number:2fda3295":
         "the seed of the 'shuffled' iteration order: any seed is a shuffle; the correct render passes under "
         "every order",
     "spec/ids.py:16:operator_swap_op:ec4329a7":
         "input validation of content ids (wrong type or length): only invalid input reaches it, which verify "
         "never builds; tests/test_spec_*.py test the rejections",
-    "realstate/engine.py:96:operator_number:497d4a12": _PROBE_SIZE,
-    "realstate/engine.py:96:operator_number:fb605f22": _PROBE_SIZE,
-    "realstate/engine.py:96:operator_swap_op:2c5272b1": _PROBE_SIZE,
-    "realstate/engine.py:96:operator_swap_op:61c6a345": _PROBE_SIZE,
-    "realstate/engine.py:96:operator_swap_op:84f4fc4f": _PROBE_SIZE,
+    "realstate/kernel/engine.py:96:operator_number:497d4a12": _PROBE_SIZE,
+    "realstate/kernel/engine.py:96:operator_number:fb605f22": _PROBE_SIZE,
+    "realstate/kernel/engine.py:96:operator_swap_op:2c5272b1": _PROBE_SIZE,
+    "realstate/kernel/engine.py:96:operator_swap_op:61c6a345": _PROBE_SIZE,
+    "realstate/kernel/engine.py:96:operator_swap_op:84f4fc4f": _PROBE_SIZE,
     "proofs/ordering.py:267:operator_swap_op:898989f4":
         "the guard raises a clear TypeError when spec returns something other than a 64-bit word; with 'or' a "
         "word of another width passes it and the equality on the next line raises z3's sort mismatch instead: "
         "prove fails either way, and never on the correct code",
-    "realstate/fragment.py:33:operator_swap_op:8532bb8f":
+    "realstate/kernel/fragment.py:33:operator_swap_op:8532bb8f":
         "tensor_bytes moves a non-CPU tensor to the CPU first; on this CPU-only machine every tensor is already "
         "there, so the inverted test changes nothing verify can run (on a CUDA machine the GPU replay's content "
         "ids would crash: that is the device check docs/RESULTS.md asks for)",
@@ -318,13 +318,13 @@ EQUIVALENT: dict[str, str] = {
     "spec/ordering.py:66:curated:stable-argsort-replaced-by-an-unstable-one:f41a2b7b":
         "keys of distinct fragments are distinct (the id tie-break) and a set holds each id once, so no "
         "two items a render sorts ever tie: any correct sort, stable or not, gives the same order",
-    "realstate/order_value.py:83:operator_number:3603fe4d":
+    "realstate/kernel/order_value.py:83:operator_number:3603fe4d":
         "block = min(count, max(2, ...)) instead of max(1, ...): only the block size of an exact, row-wise "
         "computation changes (rows never span blocks' results), so m has the same bits",
-    "realstate/order_value.py:197:operator_swap_op:c8696ff5":
+    "realstate/kernel/order_value.py:197:operator_swap_op:c8696ff5":
         "len(levels) >= _MAX_LEVELS in a guard that cannot fire (each level takes >= 12 bits off, 4200 levels "
         "are never reached)",
-    "realstate/order_value.py:150:operator_number:c42b85ba":
+    "realstate/kernel/order_value.py:150:operator_number:c42b85ba":
         "float16 exponent shift 10 -> 11 in the plain-sum exactness test: the field read is floor(f/2) <= f, "
         "so the test only gets more pessimistic and more rows take the exact path: the same bits",
 }
@@ -349,27 +349,27 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
-    "realstate/order_value.py:274:operator_swap_op:ce17238f": _FSUM_PATH,
-    "realstate/order_value.py:277:operator_swap_op:722b2153": _FSUM_PATH,
-    "realstate/rope.py:175:operator_swap_op:f0fbb311": _SPAN_CHECK,
-    "realstate/rope.py:176:operator_swap_op:e7e29a40": _SPAN_CHECK,
-    "realstate/order_value.py:190:operator_number:d7f4fdcf":
+    "realstate/kernel/order_value.py:274:operator_swap_op:ce17238f": _FSUM_PATH,
+    "realstate/kernel/order_value.py:277:operator_swap_op:722b2153": _FSUM_PATH,
+    "realstate/kernel/rope.py:175:operator_swap_op:f0fbb311": _SPAN_CHECK,
+    "realstate/kernel/rope.py:176:operator_swap_op:e7e29a40": _SPAN_CHECK,
+    "realstate/kernel/order_value.py:190:operator_number:d7f4fdcf":
         "the spread one too small for rows of 2^j + 1 values: safe at level 1 (remainders are at most half a grid "
         "step) but not proven for later levels of short rows; no difference found on 2,000 adversarial rows, and "
         "no known-answer vector targets it",
-    "realstate/order_value.py:221:operator_number:55afe91a":
+    "realstate/kernel/order_value.py:221:operator_number:55afe91a":
         "sigma doubled at every level: the extraction stays exact by the same bounds, but numpy warns of an "
         "invalid integer cast on some adversarial rows (every result still matched); not proven equivalent",
-    "realstate/order_value.py:175:operator_swap_op:d21049ea":
+    "realstate/kernel/order_value.py:175:operator_swap_op:d21049ea":
         "correctly_rounded_row_sums refusing only arrays that are both not 2-D and not float64: every caller "
         "passes a 2-D float64 array, so verify cannot see it; tests/test_realstate_order_value.py pins the refusal",
-    "realstate/order_value.py:57:operator_number:80f33b44": _EMPTY_AXIS,
-    "realstate/order_value.py:57:operator_swap_op:116a7f83": _WRONG_RANK,
-    "realstate/order_value.py:57:operator_swap_op:88c41015": _EMPTY_AXIS,
-    "realstate/rope.py:289:operator_swap_op:e0443f3c": _LEADING_DIMS,
-    "realstate/rope.py:289:operator_number:1a1cd6c2": _LEADING_DIMS,
-    "realstate/rope.py:291:operator_swap_op:96fc47e0": _LEADING_DIMS,
-    "realstate/rope.py:289:operator_swap_op:2f33a7ae":
+    "realstate/kernel/order_value.py:57:operator_number:80f33b44": _EMPTY_AXIS,
+    "realstate/kernel/order_value.py:57:operator_swap_op:116a7f83": _WRONG_RANK,
+    "realstate/kernel/order_value.py:57:operator_swap_op:88c41015": _EMPTY_AXIS,
+    "realstate/kernel/rope.py:289:operator_swap_op:e0443f3c": _LEADING_DIMS,
+    "realstate/kernel/rope.py:289:operator_number:1a1cd6c2": _LEADING_DIMS,
+    "realstate/kernel/rope.py:291:operator_swap_op:96fc47e0": _LEADING_DIMS,
+    "realstate/kernel/rope.py:289:operator_swap_op:2f33a7ae":
         "reencode_into no longer refusing a destination of another shape itself (reencode_spans still refuses it, "
         "with its own message): every product caller passes matching shapes; pytest pins the message",
     "spec/claims.py:179:operator_keywords:2d6796c9":

@@ -15,12 +15,30 @@ from typing import Any
 from audit.scratch import Patch
 
 
+# where a target file lay when its mutants were first judged: a file that moved keeps its mutants'
+# hashes (and so its judgements in audit.equivalent) under the path it had then
+PATH_OF_RECORD: dict[str, str] = {
+    "realstate/kernel/engine.py": "realstate/engine.py",
+    "realstate/kernel/fingerprint.py": "realstate/fingerprint.py",
+    "realstate/kernel/fragment.py": "realstate/fragment.py",
+    "realstate/kernel/fused.py": "realstate/fused.py",
+    "realstate/kernel/order_value.py": "realstate/order_value.py",
+    "realstate/kernel/render.py": "realstate/render.py",
+    "realstate/kernel/rope.py": "realstate/rope.py",
+}
+
+
+def path_of_record(path: str) -> str:
+    """The path a file's mutant hashes are computed with (``PATH_OF_RECORD``)."""
+    return PATH_OF_RECORD.get(path, path)
+
+
 def patch_hash(patches: tuple[Patch, ...]) -> str:
-    """8 hex digits of SHA-256 over the patches' paths and texts (framed, so no two differ only
-    by where one text ends and the next begins)."""
+    """8 hex digits of SHA-256 over the patches' paths (as of record) and texts (framed, so no
+    two differ only by where one text ends and the next begins)."""
     h = hashlib.sha256()
     for p in patches:
-        for part in (p.path, p.old, p.new):
+        for part in (path_of_record(p.path), p.old, p.new):
             data = part.encode("utf-8")
             h.update(len(data).to_bytes(8, "big"))
             h.update(data)

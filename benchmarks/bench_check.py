@@ -34,7 +34,7 @@ def measure(max_arity: int, universes: list[str] | None) -> dict:
     torch.set_num_threads(1)
     import modelcheck
     from modelcheck import properties as P
-    from realstate.backend import make_backend
+    from realstate.evidence.checker_backend import make_backend
 
     checks = [P.PERMUTATIONS, P.MERGE_TREES, P.REDELIVERIES, P.ORACLE]
     kwargs = dict(max_arity=max_arity, universes=universes, gossip=False, checks=checks, trace_dir=None)

@@ -39,7 +39,7 @@ def measure(replicas: int, fragments: int, in_flight: int, universe: str) -> dic
     import modelcheck
     from modelcheck.gossip import GossipConfig, explore
     from modelcheck.universes import universe as universe_named
-    from realstate.backend import make_backend
+    from realstate.evidence.checker_backend import make_backend
 
     config = GossipConfig(replicas=replicas, fragments=fragments, in_flight=in_flight,
                           max_states=50_000_000, symmetry=True)

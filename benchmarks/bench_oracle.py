@@ -20,10 +20,10 @@ import torch
 from bench_realstate import median_seconds  # this folder is on sys.path when run as a script
 
 import oracle
-from realstate.fingerprint import Fingerprint
-from realstate.fragment import Fragment
-from realstate.oracle_bridge import fragment_data
-from realstate.render import canonical_render
+from realstate.kernel.fingerprint import Fingerprint
+from realstate.kernel.fragment import Fragment
+from realstate.evidence.oracle_bridge import fragment_data
+from realstate.kernel.render import canonical_render
 
 
 def main() -> None:

@@ -27,13 +27,13 @@ from collections.abc import Callable
 
 import torch
 
-import realstate.rope as rope
-from realstate.engine import CANONICAL, Engine, unfused
-from realstate.fingerprint import Fingerprint
-from realstate.fragment import Fragment, content_id_of, tensor_bytes
-from realstate.geometry import GEOMETRIES
-from realstate.order_value import exact_order_value, fsum_order_value
-from realstate.render import canonical_render
+import realstate.kernel.rope as rope
+from realstate.kernel.engine import CANONICAL, Engine, unfused
+from realstate.kernel.fingerprint import Fingerprint
+from realstate.kernel.fragment import Fragment, content_id_of, tensor_bytes
+from realstate.models.geometry import GEOMETRIES
+from realstate.kernel.order_value import exact_order_value, fsum_order_value
+from realstate.kernel.render import canonical_render
 
 TINY_TOKENS = [6, 9, 12, 15, 18]
 
@@ -88,7 +88,7 @@ def main() -> None:
     parser.add_argument("--tiny-repeats", type=int, default=41, help="pairs for the tiny-fragment render")
     parser.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch default)")
     parser.add_argument("--chunk", type=int, default=0,
-                        help="log2 of realstate.rope.CHUNK_ELEMENTS for this run (0 = the library's)")
+                        help="log2 of realstate.kernel.rope.CHUNK_ELEMENTS for this run (0 = the library's)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -3,7 +3,7 @@
 On a loopback moto server (its own process), a source store holds N fragments of about 1 MiB.
 Measured, each into a fresh destination prefix:
 
-- ``merge``: ``realstate.stores.anti_entropy.merge_stores`` (list both sides, GET each missing
+- ``merge``: ``realstate.exchange.stores.anti_entropy.merge_stores`` (list both sides, GET each missing
   object with its size checked first, parse and re-hash it, re-encode, conditional PUT), with
   its default 8 concurrent transfers, and with 1;
 - the floor: plain boto3 ``get_object(...).read()`` + ``put_object`` of the same keys, one after
@@ -24,11 +24,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
-from realstate.fingerprint import Fingerprint
-from realstate.fragment import Fragment
-from realstate.soak.endpoint import LOCAL_CREDENTIALS, MotoEndpoint
-from realstate.stores import open_store
-from realstate.stores.anti_entropy import merge_stores
+from realstate.kernel.fingerprint import Fingerprint
+from realstate.kernel.fragment import Fragment
+from realstate.processes.soak.endpoint import LOCAL_CREDENTIALS, MotoEndpoint
+from realstate.exchange.stores import open_store
+from realstate.exchange.stores.anti_entropy import merge_stores
 
 BUCKET = "canonmerge-bench"
 

@@ -525,7 +525,7 @@ def _trace(world: _World, universe: Universe, parent: dict, key: Hashable,
                 flight.append(msg)
             ops.append({"op": verb, "msg": msg[0]})
         node = world.apply(node, a)
-    from modelcheck.replay import replay_gossip_ops  # late: replay imports this module
+    from modelcheck.trace_replay import replay_gossip_ops  # late: replay imports this module
 
     states = replay_gossip_ops(world.backend, world.objects, ops, world.config.replicas)
     if pair is not None:

@@ -73,7 +73,7 @@ def make_trace(*, kind: str, check: str, claim: str, backend: str, mutant: str |
     return validate(json.loads(json.dumps(trace, allow_nan=False)))
 
 
-# realstate.store_layout.MARKER_NAME (modelcheck does not import realstate; a test checks they agree)
+# realstate.exchange.store_layout.MARKER_NAME (modelcheck does not import realstate; a test checks they agree)
 STORE_MARKER_NAME = "CANONMERGE_STORE"
 
 

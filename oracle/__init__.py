@@ -8,7 +8,7 @@ rotates with numpy float32 and rounds to bfloat16 with its own bit arithmetic.  
 agree on, bit for bit, is evidence about the definition rather than about one implementation.
 
 Input is plain data (``FragmentData``: fingerprint digest, dtype name, L, H, n, D, start, key and
-value bytes) plus the rotary frequencies and the base; ``realstate.oracle_bridge`` converts
+value bytes) plus the rotary frequencies and the base; ``realstate.evidence.oracle_bridge`` converts
 product fragments and renders to and from it."""
 
 from oracle.compare import Mismatch, compare

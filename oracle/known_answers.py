@@ -4,7 +4,7 @@ render digests — computed here by the oracle alone.
 
 ``python -m oracle.known_answers`` prints the vectors as JSON (the committed copy is
 ``oracle/vectors.json``); ``--markdown`` prints the tables of docs/VECTORS.md.  The product
-recomputes every answer with its own code (``realstate.vectors.check_known_answers``).  A change
+recomputes every answer with its own code (``realstate.replay.vectors.check_known_answers``).  A change
 of any answer is a format change: regenerate deliberately, and say so in the change log.
 
 The inputs are built by rules stated below so that a reader can rebuild them by hand:

@@ -14,15 +14,15 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "Fingerprint": "realstate.fingerprint",
-    "Fragment": "realstate.fragment",
-    "fragment_set": "realstate.fragment",
-    "Rendered": "realstate.render",
-    "bag_merge": "realstate.render",
-    "canonical_merge": "realstate.render",
-    "canonical_render": "realstate.render",
-    "canonical_renders": "realstate.render",
-    "naive_concat": "realstate.render",
+    "Fingerprint": "realstate.kernel.fingerprint",
+    "Fragment": "realstate.kernel.fragment",
+    "fragment_set": "realstate.kernel.fragment",
+    "Rendered": "realstate.kernel.render",
+    "bag_merge": "realstate.kernel.render",
+    "canonical_merge": "realstate.kernel.render",
+    "canonical_render": "realstate.kernel.render",
+    "canonical_renders": "realstate.kernel.render",
+    "naive_concat": "realstate.kernel.render",
 }
 __all__ = sorted(_EXPORTS)
 

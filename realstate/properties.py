@@ -1,6 +1,6 @@
 """Every check ``canonmerge realstate`` runs, registered under its claim with its expectation.
 
-The replay (``realstate.replay``) has one function per claim that runs these checks on caches
+The replay (``realstate.replay.run``) has one function per claim that runs these checks on caches
 from a real transformers model; ``spec.registered("realstate")`` is the index of what this part
 checks."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from realstate.geometry import GEOMETRIES, MODELS
+from realstate.models.geometry import GEOMETRIES, MODELS
 from spec import InputError
 
 DEFAULT_GEOMETRY = "qwen3-tiny"
@@ -42,7 +42,7 @@ class ReplaySettings:
     fidelity_offsets: tuple[int, ...] = (1, 100, 1000, 10000, 30000)
     prompts: tuple[str, ...] | None = None
     iteration: str = "arrival"  # FragmentSet iteration order while checking (spec.fragment_set)
-    model: str | None = None  # a named real-weight model (realstate.geometry.MODELS)
+    model: str | None = None  # a named real-weight model (realstate.models.geometry.MODELS)
     question: str | None = None  # the final agent's prompt in words (models with a tokenizer)
     agent_starts: tuple[int, ...] = ()  # the position agent i encodes from (0 where none is given)
 

@@ -3,7 +3,7 @@
 They test the checker's own machinery (counting, minimization, traces, replay) on the fast
 pure-Python reference backend.  They are NOT how the product shows it catches bugs: that is done
 by bugs planted in the source of realstate (``audit``) and by realstate ``Engine`` presets
-(``realstate.mutants``, ``canonmerge check --plant``), both of which run realstate's real render."""
+(``realstate.evidence.planted``, ``canonmerge check --plant``), both of which run realstate's real render."""
 
 from __future__ import annotations
 
@@ -248,7 +248,7 @@ def plant(backend: Backend, name: str) -> Backend:
 
 def replay_planted(trace: dict[str, Any], base: Backend) -> Any:
     """Replay ``trace`` on ``base`` with the trace's test-only bug planted again (if any)."""
-    from modelcheck.replay import replay
+    from modelcheck.trace_replay import replay
 
     return replay(trace, plant(base, trace["mutant"]) if trace["mutant"] else base)
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from realstate.fingerprint import Fingerprint
-from realstate.fragment import Fragment
+from realstate.kernel.fingerprint import Fingerprint
+from realstate.kernel.fragment import Fragment
 
 TORCH_DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 BITS = {"bfloat16": (np.uint16, np.int16, 8, 7), "float16": (np.uint16, np.int16, 5, 10),

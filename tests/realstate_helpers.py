@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from realstate.fingerprint import Fingerprint
-from realstate.fragment import Fragment
+from realstate.kernel.fingerprint import Fingerprint
+from realstate.kernel.fragment import Fragment
 
 
 def tiny_fingerprint(dtype: str = "bfloat16", layers: int = 2, heads: int = 2, head_dim: int = 4,

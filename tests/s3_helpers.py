@@ -13,7 +13,7 @@ from typing import Any
 import boto3
 import pytest
 
-from realstate.soak.endpoint import client_environment, free_port
+from realstate.processes.soak.endpoint import client_environment, free_port
 
 SECRET = "canonmerge-test-secret-d41d8cd98f00"  # must never appear in any output
 
@@ -48,7 +48,7 @@ def loopback_s3() -> Iterator[LoopbackS3]:
 
 def use_endpoint(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
     """Point this process's standard chain at the endpoint (and drop the cached client)."""
-    import realstate.stores.s3 as s3
+    import realstate.exchange.stores.s3 as s3
 
     for key, value in env.items():
         monkeypatch.setenv(key, value)

@@ -11,8 +11,8 @@ import pytest
 from audit.scratch import Patch, ScratchCopy
 from tests.audit_helpers import failing_rows
 
-OV, ROPE, RENDER = "realstate/order_value.py", "realstate/rope.py", "realstate/render.py"
-FRAGMENT = "realstate/fragment.py"
+OV, ROPE, RENDER = "realstate/kernel/order_value.py", "realstate/kernel/rope.py", "realstate/kernel/render.py"
+FRAGMENT = "realstate/kernel/fragment.py"
 KNOWN_M = ("C5", "known answers: order values m (float64 bits, canonical NaN)")
 KNOWN_IDS = ("C5", "known answers: fingerprint digests and content ids")
 ORACLE = ("C3", "render equals the independent oracle")

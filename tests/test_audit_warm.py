@@ -14,7 +14,7 @@ from audit.scratch import Patch, ScratchCopy
 from audit.warm import WarmLauncher, ZygoteError
 from tests.audit_helpers import failing_rows, none_left_in
 
-PLANT = Patch("realstate/engine.py", "    return fragment.order_key", "    return fragment.order_key[:8]")
+PLANT = Patch("realstate/kernel/engine.py", "    return fragment.order_key", "    return fragment.order_key[:8]")
 COMMAND = ("check", "--only", "C3", "--no-gossip", "--universe", "ties", "--max-arity", "3", "--workers", "1", "--json")
 
 

@@ -6,7 +6,7 @@ import torch
 
 from realstate.bench import controls
 from realstate.bench.controls import ControlInvalid
-from realstate.fragment import Fragment
+from realstate.kernel.fragment import Fragment
 from tests.realstate_helpers import random_fragment, tiny_fingerprint
 
 FP = tiny_fingerprint("float32")

@@ -16,7 +16,7 @@ from realstate.bench.report import to_json, without_timings
 from realstate.bench.runner import run_bench
 from realstate.bench.settings import BenchSettings
 from realstate.bench.summary import CONDITIONS
-from realstate.mutants import MUTANTS
+from realstate.evidence.planted import MUTANTS
 
 # three families, so --quick's k cycle gives k = 2, 3 and 4 (24 orders)
 FAMILIES = ("retrieval", "comparison", "aggregation")
@@ -76,8 +76,8 @@ def test_a_rerun_with_the_same_seed_gives_identical_json_apart_from_timings():
 
 
 def test_agent_fragments_at_a_smaller_budget_are_prefixes_of_one_run():
-    from realstate.agents import run_agent
-    from realstate.models import load_seeded
+    from realstate.models.agents import run_agent
+    from realstate.models.loading import load_seeded
 
     lm = load_seeded("qwen3-tiny")
     ids = list(b"Mira lives in Oslo.\n")
@@ -101,7 +101,7 @@ def test_command_writes_json_and_figures_and_a_source_patch_fails_with_exit_1(tm
     assert {p.name for p in out.iterdir()} == {"bench.json", "accuracy_by_family.png", "order_flip_rate.png",
                                                 "order_spread.png"}
     copy = ScratchCopy(tmp_path / "scratch").apply(Patch(
-        "realstate/render.py",
+        "realstate/kernel/render.py",
         "layouts.append(layout(engine.order(members), base))",
         "layouts.append(layout(list(state), base))"))  # CanonicalMerge in arrival order
     done = copy.run(*CLI_ONE_CELL, "--out", str(tmp_path / "bad"), timeout=600)

@@ -19,16 +19,16 @@ import pytest
 import torch
 
 from canonmerge.cli import main
-from realstate.fingerprint import Fingerprint
-from realstate.fragment import Fragment, content_id_of, tensor_bytes
-from realstate.fragment_file import (
+from realstate.kernel.fingerprint import Fingerprint
+from realstate.kernel.fragment import Fragment, content_id_of, tensor_bytes
+from realstate.exchange.fragment_file import (
     FragmentFormatError,
     Limits,
     fragment_from_bytes,
     fragment_to_bytes,
     load_fragment,
 )
-from realstate.store import MARKER_NAME, ReplicaStore
+from realstate.exchange.stores import MARKER_NAME, DirectoryStore
 from tests.realstate_helpers import bits, random_fragment, tiny_fingerprint
 
 FP = tiny_fingerprint()  # bfloat16, L=2, H=2, D=4
@@ -295,8 +295,8 @@ def snapshot(directory: Path) -> dict[str, bytes | str]:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> ReplicaStore:
-    s = ReplicaStore(tmp_path / "store", create=True)
+def store(tmp_path: Path) -> DirectoryStore:
+    s = DirectoryStore(tmp_path / "store", create=True)
     s.put(OTHER)
     return s
 
@@ -308,7 +308,7 @@ def cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
-def test_bad_file_is_refused_everywhere(case: Case, tmp_path: Path, store: ReplicaStore,
+def test_bad_file_is_refused_everywhere(case: Case, tmp_path: Path, store: DirectoryStore,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     data = case.make()
     path = tmp_path / "bad.cmfrag"
@@ -334,7 +334,7 @@ def test_bad_file_is_refused_everywhere(case: Case, tmp_path: Path, store: Repli
     assert snapshot(store.path) == before
 
 
-def test_store_put_of_a_good_and_a_bad_file_writes_nothing(tmp_path: Path, store: ReplicaStore,
+def test_store_put_of_a_good_and_a_bad_file_writes_nothing(tmp_path: Path, store: DirectoryStore,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     good, bad = tmp_path / "good.cmfrag", tmp_path / "bad.cmfrag"
     good.write_bytes(good_file())
@@ -385,37 +385,37 @@ def test_absurd_sizes_are_refused_before_anything_is_allocated(tmp_path: Path,
 # ------------------------------------------------------------------------------------------------
 # store entries and ids from untrusted input
 
-def make_symlink(store: ReplicaStore, tmp_path: Path) -> None:
+def make_symlink(store: DirectoryStore, tmp_path: Path) -> None:
     target = tmp_path / "elsewhere.cmfrag"
     target.write_bytes(fragment_to_bytes(GOOD))
     os.symlink(target, store.path_of(GOOD.content_id))
 
 
-def make_foreign_file(store: ReplicaStore, tmp_path: Path) -> None:
+def make_foreign_file(store: DirectoryStore, tmp_path: Path) -> None:
     (store.path / "notes.txt").write_text("hello")
 
 
-def make_upper_case_name(store: ReplicaStore, tmp_path: Path) -> None:
+def make_upper_case_name(store: DirectoryStore, tmp_path: Path) -> None:
     (store.path / (GOOD.content_id.hex().upper() + ".cmfrag")).write_bytes(fragment_to_bytes(GOOD))
 
 
-def make_misnamed(store: ReplicaStore, tmp_path: Path) -> None:
+def make_misnamed(store: DirectoryStore, tmp_path: Path) -> None:
     store.path_of(GOOD.content_id).write_bytes(fragment_to_bytes(OTHER))
 
 
-def make_corrupt(store: ReplicaStore, tmp_path: Path) -> None:
+def make_corrupt(store: DirectoryStore, tmp_path: Path) -> None:
     store.path_of(GOOD.content_id).write_bytes(altered_byte())
 
 
-def make_directory(store: ReplicaStore, tmp_path: Path) -> None:
+def make_directory(store: DirectoryStore, tmp_path: Path) -> None:
     store.path_of(GOOD.content_id).mkdir()
 
 
-def make_temp_symlink(store: ReplicaStore, tmp_path: Path) -> None:
+def make_temp_symlink(store: DirectoryStore, tmp_path: Path) -> None:
     os.symlink("/etc/passwd", store.path / ".tmp-1-0123456789abcdef")
 
 
-def make_bad_marker(store: ReplicaStore, tmp_path: Path) -> None:
+def make_bad_marker(store: DirectoryStore, tmp_path: Path) -> None:
     (store.path / MARKER_NAME).write_text("something else\n")
 
 
@@ -433,17 +433,17 @@ STORE_CASES = [
 
 @pytest.mark.parametrize("name,make,field,says", STORE_CASES, ids=[c[0] for c in STORE_CASES])
 def test_bad_store_entry_is_refused_not_skipped(name: str, make, field: str, says: str, tmp_path: Path,
-                                                store: ReplicaStore, capsys: pytest.CaptureFixture[str]) -> None:
+                                                store: DirectoryStore, capsys: pytest.CaptureFixture[str]) -> None:
     make(store, tmp_path)
     before = snapshot(store.path)
     with pytest.raises(FragmentFormatError) as caught:
-        ReplicaStore(store.path).fragments()
+        DirectoryStore(store.path).fragments()
     assert caught.value.field == field and says in str(caught.value), str(caught.value)
     assert str(store.path) in str(caught.value)  # names the file (or the store) at fault
-    dst = ReplicaStore(tmp_path / "dst", create=True)
+    dst = DirectoryStore(tmp_path / "dst", create=True)
     dst_before = snapshot(dst.path)
     with pytest.raises(FragmentFormatError):
-        dst.merge(ReplicaStore(store.path))
+        dst.merge(DirectoryStore(store.path))
     assert snapshot(dst.path) == dst_before
     for argv in (("store", "list", str(store.path)), ("store", "merge", str(dst.path), str(store.path)),
                  ("store", "merge", str(tmp_path / "new"), str(store.path)),
@@ -456,7 +456,7 @@ def test_bad_store_entry_is_refused_not_skipped(name: str, make, field: str, say
 
 @pytest.mark.parametrize("text", ["z" * 64, "../" + "a" * 61, "../../etc/passwd", "A" * 64, "a" * 63, "",
                                   "a" * 64 + "/", "a" * 64 + ".cmfrag"])
-def test_ids_from_untrusted_input_are_parsed_strictly(text: str, store: ReplicaStore) -> None:
+def test_ids_from_untrusted_input_are_parsed_strictly(text: str, store: DirectoryStore) -> None:
     before = snapshot(store.path)
     for use in (store.get, store.path_of):
         with pytest.raises(FragmentFormatError) as caught:
@@ -466,7 +466,7 @@ def test_ids_from_untrusted_input_are_parsed_strictly(text: str, store: ReplicaS
     assert snapshot(store.path) == before
 
 
-def test_fragments_of_another_model_are_refused_by_put_and_merge(tmp_path: Path, store: ReplicaStore,
+def test_fragments_of_another_model_are_refused_by_put_and_merge(tmp_path: Path, store: DirectoryStore,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     alien = random_fragment(tiny_fingerprint(weights="synthetic:another-model"), 2, seed=3)
     path = tmp_path / "alien.cmfrag"
@@ -476,14 +476,14 @@ def test_fragments_of_another_model_are_refused_by_put_and_merge(tmp_path: Path,
         store.put_file(path)
     code, _, err = cli(capsys, "store", "put", str(store.path), str(path))
     assert code == 2 and "fingerprint: differs from the store's fingerprint in weights" in err
-    other = ReplicaStore(tmp_path / "other", create=True)
+    other = DirectoryStore(tmp_path / "other", create=True)
     other.put(alien)
     code, _, err = cli(capsys, "store", "merge", str(store.path), str(other.path))
     assert code == 2 and "weights" in err
     assert snapshot(store.path) == before
 
 
-def test_render_refuses_fragments_of_another_model_naming_the_fields(store: ReplicaStore,
+def test_render_refuses_fragments_of_another_model_naming_the_fields(store: DirectoryStore,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     before = snapshot(store.path)
     code, _, err = cli(capsys, "store", "render", str(store.path), "--geometry", "qwen3-tiny")
@@ -493,7 +493,7 @@ def test_render_refuses_fragments_of_another_model_naming_the_fields(store: Repl
     assert snapshot(store.path) == before
 
 
-def test_writers_refuse_fragments_the_format_forbids(tmp_path: Path, store: ReplicaStore) -> None:
+def test_writers_refuse_fragments_the_format_forbids(tmp_path: Path, store: DirectoryStore) -> None:
     nan = Fragment(FP, 0, with_value(GOOD.keys, (0, 0, 0, 0), NAN), GOOD.values)
     before = snapshot(store.path)
     with pytest.raises(FragmentFormatError, match="NaN"):

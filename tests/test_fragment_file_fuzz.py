@@ -16,8 +16,8 @@ import torch
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from realstate.fragment import content_id_of
-from realstate.fragment_file import FragmentFormatError, Limits, fragment_from_bytes, fragment_to_bytes, load_fragment
+from realstate.kernel.fragment import content_id_of
+from realstate.exchange.fragment_file import FragmentFormatError, Limits, fragment_from_bytes, fragment_to_bytes, load_fragment
 from tests.realstate_helpers import bits, random_fragment, tiny_fingerprint
 
 BASES = [

@@ -11,7 +11,7 @@ import modelcheck
 from modelcheck import schedules as en
 from modelcheck.checks import Row, Tallies, UniverseCheck
 from modelcheck.reference import ReferenceBackend
-from modelcheck.replay import replay
+from modelcheck.trace_replay import replay
 from modelcheck.universes import UNIVERSES, universe
 from spec import FragmentSet, Outcome
 from tests.broken_backends import MUTANTS, plant, replay_planted

@@ -33,7 +33,7 @@ def test_modelcheck_sources_import_only_stdlib_spec_and_hypothesis_for_randomize
 
 
 def test_importing_modelcheck_loads_no_torch_realstate_or_hypothesis():
-    code = ("import sys, modelcheck, modelcheck.checks, modelcheck.gossip, modelcheck.replay, "
+    code = ("import sys, modelcheck, modelcheck.checks, modelcheck.gossip, modelcheck.trace_replay, "
             "modelcheck.properties, modelcheck.reference, modelcheck.universes, modelcheck.trace, "
             "modelcheck.shards, modelcheck.executors\n"
             "bad = {'torch', 'realstate', 'hypothesis', 'transformers', 'ray'} & "

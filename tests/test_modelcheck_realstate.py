@@ -9,9 +9,9 @@ import pytest
 import modelcheck
 from canonmerge.cli import main
 from canonmerge.commands.check import PLANTED
-from realstate.backend import RealstateBackend, make_backend
-from realstate.engine import CANONICAL
-from realstate.mutants import MUTANTS
+from realstate.evidence.checker_backend import RealstateBackend, make_backend
+from realstate.kernel.engine import CANONICAL
+from realstate.evidence.planted import MUTANTS
 from spec import Outcome
 
 

@@ -17,7 +17,7 @@ from modelcheck import properties as P
 from modelcheck import shards
 from modelcheck.checks import Tallies, UniverseCheck
 from modelcheck.reference import ReferenceBackend
-from modelcheck.replay import replay
+from modelcheck.trace_replay import replay
 from modelcheck.shards import BackendRecipe, Settings, c3_orderings, merge, perform, plan, prefixes
 from modelcheck.universes import universe
 from spec import Outcome

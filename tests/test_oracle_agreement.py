@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import oracle
-from realstate.oracle_bridge import compare_render, fragment_data, oracle_render, product_render, render_bytes
+from realstate.evidence.oracle_bridge import compare_render, fragment_data, oracle_render, product_render, render_bytes
 from tests.oracle_cases import SPECIALS, fingerprint, finite_bits, fragment_from_bits, swap_heads
 
 MODES = ("canonical", "bag", "naive")
@@ -98,8 +98,8 @@ def test_the_order_value_reads_the_middle_layer_not_the_last():
 
 @pytest.fixture(scope="module")
 def agent_fragments():
-    from realstate.agents import run_agent, run_agents, seeded_prompts
-    from realstate.models import load_seeded
+    from realstate.models.agents import run_agent, run_agents, seeded_prompts
+    from realstate.models.loading import load_seeded
 
     lm = load_seeded("qwen3-tiny")
     fragments = [run.fragment for run in run_agents(lm, 3, latent_steps=1)]

@@ -11,14 +11,14 @@ from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
 
 from audit.scratch import Patch, ScratchCopy
 from canonmerge.cli import main
-from realstate.adapter import cache_from_tensors, fragment_from_cache
-from realstate.agents import run_agents
-from realstate.architectures import ARCHITECTURES, architecture_of, probe_positions
-from realstate.continuation import greedy_continue
-from realstate.fidelity import fidelity
-from realstate.geometry import GEOMETRIES
-from realstate.models import from_model, load_seeded
-from realstate.render import canonical_render
+from realstate.kernel.adapter import cache_from_tensors, fragment_from_cache
+from realstate.models.agents import run_agents
+from realstate.models.architectures import ARCHITECTURES, architecture_of, probe_positions
+from realstate.models.continuation import greedy_continue
+from realstate.replay.fidelity import fidelity
+from realstate.models.geometry import GEOMETRIES
+from realstate.models.loading import from_model, load_seeded
+from realstate.kernel.render import canonical_render
 from spec import InputError
 from tests.realstate_helpers import bits, random_fragment, tiny_fingerprint
 
@@ -184,7 +184,7 @@ def test_adapter_refuses_sliding_layers_and_mismatched_values():
 
 def test_wrong_pre_rope_module_in_the_table_is_caught_by_canonmerge_realstate(tmp_path):
     copy = ScratchCopy(tmp_path / "copy").apply(Patch(
-        "realstate/architectures.py",
+        "realstate/models/architectures.py",
         'Architecture("LlamaForCausalLM", "llama", "LlamaConfig", "transformers.models.llama.modeling_llama",\n'
         '                     pre_rope_keys="k_proj")',
         'Architecture("LlamaForCausalLM", "llama", "LlamaConfig", "transformers.models.llama.modeling_llama",\n'
@@ -200,7 +200,7 @@ def test_a_length_dependent_rope_past_the_field_table_is_caught_by_the_rotary_pr
                          "original_max_position_embeddings": 64, "rope_theta": 1e4})
     model.save_pretrained(tmp_path / "ckpt")
     copy = ScratchCopy(tmp_path / "copy").apply(Patch(
-        "realstate/architectures.py", 'STATIC_ROPE_TYPES = ("default", "linear", "llama3", "yarn")',
+        "realstate/models/architectures.py", 'STATIC_ROPE_TYPES = ("default", "linear", "llama3", "yarn")',
         'STATIC_ROPE_TYPES = ("default", "linear", "llama3", "yarn", "longrope")'))
     out = copy.run("realstate", "--checkpoint", str(tmp_path / "ckpt"), "--agents", "1")
     assert out.returncode == 2, out.stderr

@@ -10,12 +10,12 @@ import pytest
 
 from audit import Patch, ScratchCopy
 from realstate import properties as P
-from realstate.activations import layer_activations, relative_gap
-from realstate.agents import run_agents
-from realstate.continuation import greedy_continue, greedy_continue_many
-from realstate.models import load_seeded
-from realstate.render import bag_render
-from realstate.replay import ReplaySettings, run_replay
+from realstate.replay.activations import layer_activations, relative_gap
+from realstate.models.agents import run_agents
+from realstate.models.continuation import greedy_continue, greedy_continue_many
+from realstate.models.loading import load_seeded
+from realstate.kernel.render import bag_render
+from realstate.replay.run import ReplaySettings, run_replay
 from spec import InputError, Outcome
 
 DECODE = "greedy decode identical for every permutation"
@@ -91,8 +91,8 @@ def test_the_product_catches_a_batch_that_mixes_rows(tmp_path):
     """Planted in the source: every row of a batched decode reports row 0's decode.  The
     canonical decodes would all still agree; the rows decoded beside other renders catch it."""
     scratch = ScratchCopy(tmp_path)
-    scratch.apply(Patch("realstate/continuation.py", "for t in tokens[b])", "for t in tokens[0])"))
-    scratch.apply(Patch("realstate/continuation.py", "tensor_bytes(logits[b])", "tensor_bytes(logits[0])"))
+    scratch.apply(Patch("realstate/models/continuation.py", "for t in tokens[b])", "for t in tokens[0])"))
+    scratch.apply(Patch("realstate/models/continuation.py", "tensor_bytes(logits[b])", "tensor_bytes(logits[0])"))
     out = scratch.run("realstate", "--agents", "3", "--latent-steps", "0", "--decode-tokens", "2",
                       "--only", DECODE, "--json", timeout=600)
     assert out.returncode == 1, out.stderr[-2000:]
@@ -106,8 +106,8 @@ def test_the_replay_decodes_every_render_of_an_arity_in_batches_of_one_row_count
     the qwen3-1.7b geometry: 18 rows and 102 rows gave other bytes for one render), so every batch
     of an arity has the same row count: the last one is filled up with copies whose decodes are
     dropped, and the mixing check decodes its render in a batch of that count too."""
-    import realstate.continuation as continuation
-    import realstate.replay as replay
+    import realstate.models.continuation as continuation
+    import realstate.replay.run as replay
 
     calls: list[int] = []
     real = continuation.greedy_continue_many

@@ -9,9 +9,9 @@ import torch
 from transformers import DynamicCache
 
 from realstate import bag_merge, canonical_merge, canonical_render, fragment_set, naive_concat
-from realstate.fragment import Fragment
-from realstate.render import bag_render, naive_render
-from realstate.rope import reencode_keys, reencode_reference, rotate_half, rotation_tables
+from realstate.kernel.fragment import Fragment
+from realstate.kernel.render import bag_render, naive_render
+from realstate.kernel.rope import reencode_keys, reencode_reference, rotate_half, rotation_tables
 from spec import InputError
 from tests.realstate_helpers import bits, random_fragment, tiny_fingerprint
 
@@ -19,7 +19,7 @@ from tests.realstate_helpers import bits, random_fragment, tiny_fingerprint
 def test_content_id_is_sha256_of_header_then_raw_little_endian_bytes():
     fp = tiny_fingerprint()
     f = random_fragment(fp, 3, seed=1, start=7)
-    from realstate.fragment import _HEADER, CONTENT_ID_MAGIC
+    from realstate.kernel.fragment import _HEADER, CONTENT_ID_MAGIC
 
     header = _HEADER.pack(CONTENT_ID_MAGIC, fp.digest, 1, 2, 2, 3, 4, 7)
     expected = hashlib.sha256(header + bits(f.keys).numpy().tobytes() + bits(f.values).numpy().tobytes())
@@ -31,7 +31,7 @@ def test_content_id_reads_the_same_bytes_in_place_and_through_numpy(dtype):
     """The zero-copy path (a contiguous CPU tensor read at its data pointer) hashes what the numpy
     view gives, also for a contiguous view that starts inside a larger buffer; a strided view
     takes the copying path and still hashes its logical bytes."""
-    from realstate.fragment import _hash_bytes, tensor_bytes
+    from realstate.kernel.fragment import _hash_bytes, tensor_bytes
 
     big = torch.randn(3, 2, 5, 4, generator=torch.Generator().manual_seed(3)).to(dtype)
     for t in (big, big[1:], big[:, :, 1:3], big.transpose(2, 3)):
@@ -166,9 +166,9 @@ def test_empty_render_is_an_error():
 
 @pytest.fixture(params=["fused", "torch"])
 def large_path(request, monkeypatch):
-    """Which path renders above the chunk size take: the compiled kernel (realstate.fused, where
+    """Which path renders above the chunk size take: the compiled kernel (realstate.kernel.fused, where
     it applies) or torch's operations (as where numba is not installed)."""
-    import realstate.rope as rope
+    import realstate.kernel.rope as rope
 
     if request.param == "torch":
         monkeypatch.setattr(rope, "NUMBA", False)
@@ -182,7 +182,7 @@ def test_fast_reencoding_is_bit_identical_to_the_literal_formula(monkeypatch, la
     """Chunked per-half arithmetic (or the compiled kernel) == k*cos + rotate_half(k)*sin rounded
     once, on every non-NaN input: random, signed zeros, infinities, subnormals, the largest finite
     values."""
-    import realstate.rope as rope
+    import realstate.kernel.rope as rope
 
     if chunk is not None:
         monkeypatch.setattr(rope, "CHUNK_ELEMENTS", chunk)
@@ -207,7 +207,7 @@ def test_fast_reencoding_is_bit_identical_to_the_literal_formula(monkeypatch, la
     ("dtype", "int8", "dtype"),
 ])
 def test_fingerprint_from_json_rejects_malformed_fields(field, value, message):
-    from realstate.fingerprint import Fingerprint
+    from realstate.kernel.fingerprint import Fingerprint
 
     data = tiny_fingerprint().to_json()
     if field == "inv_freq_f64":
@@ -218,7 +218,7 @@ def test_fingerprint_from_json_rejects_malformed_fields(field, value, message):
 
 
 def test_fingerprint_json_round_trip():
-    from realstate.fingerprint import Fingerprint
+    from realstate.kernel.fingerprint import Fingerprint
 
     fp = tiny_fingerprint()
     assert Fingerprint.from_json(fp.to_json()) == fp
@@ -228,7 +228,7 @@ def test_fingerprint_json_round_trip():
 def test_chunk_boundaries_do_not_change_the_bits(monkeypatch, large_path, chunk):
     """Chunks split across (layer, head) blocks and within a block's rows give the same bits (and
     so does the compiled kernel, here writing into a destination with gaps between its rows)."""
-    import realstate.rope as rope
+    import realstate.kernel.rope as rope
 
     keys = torch.randn(3, 2, 37, 16, generator=torch.Generator().manual_seed(5)).to(torch.bfloat16)
     inv_freq = tuple(1.0 / (1e6 ** (2 * i / 16)) for i in range(8))
@@ -260,7 +260,7 @@ def test_batched_render_keys_equal_the_literal_formula(monkeypatch, large_path, 
     """Every arithmetic layout of a render's keys — rotated in place after one concatenation
     (small), or chunk by chunk from the sources (large; chunks splitting blocks and rows), or by
     the compiled kernel — gives the literal formula's bits, special values included."""
-    import realstate.rope as rope
+    import realstate.kernel.rope as rope
 
     monkeypatch.setattr(rope, "CHUNK_ELEMENTS", chunk)
     g = torch.Generator().manual_seed(len(name))
@@ -279,7 +279,7 @@ def test_batched_render_keys_equal_the_literal_formula(monkeypatch, large_path, 
 
 
 def test_nan_keys_stay_nan_in_every_layout(monkeypatch, large_path):
-    import realstate.rope as rope
+    import realstate.kernel.rope as rope
 
     keys = torch.randn(1, 1, 4, 8).to(torch.bfloat16)
     keys[0, 0, 1, 2] = float("nan")
@@ -296,8 +296,8 @@ def test_batched_render_equals_one_engine_call_per_fragment():
     (an engine whose re-encoding has no batched twin, such as a planted bug, takes the latter)."""
     import dataclasses
 
-    from realstate.engine import CANONICAL
-    from realstate.rope import reencode_into
+    from realstate.kernel.engine import CANONICAL
+    from realstate.kernel.rope import reencode_into
 
     per_fragment = dataclasses.replace(CANONICAL, name="per-fragment",
                                        reencode=lambda *args: reencode_into(*args))
@@ -309,7 +309,7 @@ def test_batched_render_equals_one_engine_call_per_fragment():
 
 
 def test_rotation_tables_are_cached_per_delta_and_left_untouched_by_renders():
-    from realstate.rope import _delta_table
+    from realstate.kernel.rope import _delta_table
 
     fs = frags(4)
     inv_freq = fs[0].fingerprint.inv_freq
@@ -331,7 +331,7 @@ def test_rotation_tables_are_cached_per_delta_and_left_untouched_by_renders():
     (torch.zeros((2, 2, 4, 8), dtype=torch.bfloat16), -1, "position: before the start"),
 ])
 def test_reencode_spans_refuses_pieces_that_do_not_fit_the_destination(keys, position, why):
-    from realstate.rope import reencode_spans
+    from realstate.kernel.rope import reencode_spans
 
     dest = torch.zeros((2, 2, 6, 8), dtype=torch.bfloat16)
     with pytest.raises(ValueError, match="do not fit the destination"):
@@ -349,7 +349,7 @@ def test_reencode_keys_takes_any_leading_dimensions(shape):
 
 
 def test_reencode_into_refuses_a_destination_of_another_shape():
-    from realstate.rope import reencode_into
+    from realstate.kernel.rope import reencode_into
 
     with pytest.raises(ValueError, match=r"destination \(2, 5, 8\) != keys \(2, 4, 8\)"):
         reencode_into(torch.zeros((2, 5, 8), dtype=torch.bfloat16), torch.zeros((2, 4, 8), dtype=torch.bfloat16),
@@ -365,9 +365,9 @@ def test_renders_written_together_hold_the_bytes_each_gives_alone(dtype, chunk):
     across mixed groups (other sets, another fingerprint) and for a per-fragment engine."""
     import dataclasses
 
-    from realstate.engine import CANONICAL, chunked
-    from realstate.render import canonical_renders
-    from realstate.rope import reencode_into
+    from realstate.kernel.engine import CANONICAL, chunked
+    from realstate.kernel.render import canonical_renders
+    from realstate.kernel.rope import reencode_into
 
     engine = CANONICAL if chunk is None else chunked(CANONICAL, chunk)
     per_fragment = dataclasses.replace(engine, name="per-fragment", reencode=lambda *args: reencode_into(*args))
@@ -396,7 +396,7 @@ def test_small_renders_share_a_batch_and_large_ones_are_written_alone(monkeypatc
     """Renders of one layout shape up to ``BATCH_ELEMENTS`` key elements are views into one
     batch; above it each owns its tensors (stacking large sources would only add a copy).  The
     bytes are the same either way."""
-    import realstate.render as render
+    import realstate.kernel.render as render
 
     fp = tiny_fingerprint()
     fs = [random_fragment(fp, n, seed=n, start=s) for n, s in ((3, 0), (2, 9), (4, 1))]
@@ -413,7 +413,7 @@ def test_small_renders_share_a_batch_and_large_ones_are_written_alone(monkeypatc
     assert all(r.keys.untyped_storage().nbytes() == r.keys.nbytes for r in large)
     assert [r.digest() for r in small] == [r.digest() for r in large] == alone
     monkeypatch.undo()  # the engine's bound (how verify drives both paths) wins over the module's
-    from realstate.engine import CANONICAL, batched_up_to
+    from realstate.kernel.engine import CANONICAL, batched_up_to
 
     for bound, storages in ((elements, 1), (elements - 1, len(states))):
         rendered = render.canonical_renders(states, engine=batched_up_to(CANONICAL, bound))

@@ -4,7 +4,7 @@ Not run by default; run with ``python -m pytest -m full``."""
 
 import pytest
 
-from realstate.replay import ReplaySettings, run_replay
+from realstate.replay.run import ReplaySettings, run_replay
 from spec import Outcome
 
 pytestmark = pytest.mark.full

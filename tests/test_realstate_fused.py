@@ -1,4 +1,4 @@
-"""The compiled kernel large renders re-encode with (realstate.fused): the literal formula's bits
+"""The compiled kernel large renders re-encode with (realstate.kernel.fused): the literal formula's bits
 on adversarial keys, on any thread count and block split; no fused multiply-add in what numba
 compiled; where it does not apply (float16, another device, no numba) the torch path runs."""
 
@@ -11,10 +11,10 @@ import torch
 
 pytest.importorskip("numba")  # a declared dependency; the guard only names the cause where it is missing
 
-from realstate import fused, rope  # noqa: E402
-from realstate.engine import CANONICAL, chunked, large_path_engines, unfused  # noqa: E402
-from realstate.render import canonical_render  # noqa: E402
-from realstate.rope import reencode_reference  # noqa: E402
+from realstate.kernel import fused, rope# noqa: E402
+from realstate.kernel.engine import CANONICAL, chunked, large_path_engines, unfused  # noqa: E402
+from realstate.kernel.render import canonical_render  # noqa: E402
+from realstate.kernel.rope import reencode_reference  # noqa: E402
 from tests.realstate_helpers import random_fragment, tiny_fingerprint  # noqa: E402
 
 HEAD_DIM = 16
@@ -164,7 +164,7 @@ def test_a_render_on_the_kernel_and_on_torch_gives_the_same_bytes(monkeypatch):
 
 
 def test_the_oracle_row_says_when_its_kernel_engine_took_torchs_path():
-    from realstate.replay import _fused_note
+    from realstate.replay.run import _fused_note
 
     assert _fused_note(torch.zeros(1, 1, 1, 2, dtype=torch.bfloat16)) == ""
     note = _fused_note(torch.zeros(1, 1, 1, 2, dtype=torch.float32, device="meta"))

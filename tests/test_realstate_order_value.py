@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from realstate.order_value import (
+from realstate.kernel.order_value import (
     CANONICAL_NAN,
     correctly_rounded_row_sums,
     exact_order_value,
@@ -98,7 +98,7 @@ def test_naive_float32_reduction_is_not_exact():
     assert f64_bits(naive) != f64_bits(exact_order_value(keys))
 
 
-# --- the vectorized exact sum (realstate.order_value.correctly_rounded_row_sums) ---------------
+# --- the vectorized exact sum (realstate.kernel.order_value.correctly_rounded_row_sums) ---------------
 
 def exact_rounded_sum(values) -> float:
     return float(sum((Fraction(v) for v in values), Fraction(0)))
@@ -137,7 +137,7 @@ def plain_variants(keys):
 @pytest.mark.parametrize("dtype_name", list(KNOWN_ANSWERS))
 def test_known_answer_vectors_expose_plain_float_sums(monkeypatch, dtype_name, norms_by_fsum_up_to):
     """Both ways of totalling the norms (math.fsum for few, the vectorized exact sum for many)."""
-    import realstate.order_value as ov
+    import realstate.kernel.order_value as ov
 
     monkeypatch.setattr(ov, "FSUM_NORMS_UP_TO", norms_by_fsum_up_to)
     patterns, expected = KNOWN_ANSWERS[dtype_name]
@@ -212,7 +212,7 @@ def test_huge_exponent_spread_in_one_vector(dtype):
 def test_blocks_and_gathered_rows_give_the_same_bits(monkeypatch, block):
     """Few vectors needing a second level (they are gathered) and most needing one (they are
     not) across block boundaries: both paths equal the exact reference."""
-    import realstate.order_value as ov
+    import realstate.kernel.order_value as ov
 
     g = torch.Generator().manual_seed(11)
     keys = torch.randn(3, 40, 16, generator=g)
@@ -225,7 +225,7 @@ def test_blocks_and_gathered_rows_give_the_same_bits(monkeypatch, block):
 
 
 def test_nan_in_a_later_block_beats_an_earlier_infinity(monkeypatch):
-    import realstate.order_value as ov
+    import realstate.kernel.order_value as ov
 
     monkeypatch.setattr(ov, "BLOCK_ELEMENTS", 4)
     keys = torch.ones(1, 6, 4, dtype=torch.float16)
@@ -238,8 +238,8 @@ def test_nan_in_a_later_block_beats_an_earlier_infinity(monkeypatch):
 @pytest.fixture(scope="module", params=["bfloat16", "float16", "float32"])
 def model_keys(request):
     """Every layer's keys of a seeded qwen3-tiny agent (a real transformers cache)."""
-    from realstate.agents import run_agent, seeded_prompts
-    from realstate.models import load_seeded
+    from realstate.models.agents import run_agent, seeded_prompts
+    from realstate.models.loading import load_seeded
 
     lm = load_seeded("qwen3-tiny", dtype=request.param)
     prompt = seeded_prompts(1, lm.vocab_size, seed=3, base_length=40)[0]
@@ -275,7 +275,7 @@ def rows_near_the_plain_sum_limit(draw):
 
 
 def plain_sum_is_accepted(row):
-    from realstate.order_value import _FORMATS, _plainly_exact, _row_sums
+    from realstate.kernel.order_value import _FORMATS, _plainly_exact, _row_sums
 
     squares = row.to(torch.float64).numpy() ** 2
     estimate = _row_sums(squares)
@@ -339,8 +339,8 @@ def test_planted_bugs_in_m_and_in_the_rotation_fail_canonmerge_realstate(tmp_pat
     from audit import Patch, ScratchCopy
 
     scratch = ScratchCopy(tmp_path).apply(
-        Patch("realstate/order_value.py", "total = math.fsum(norms.tolist())", "total = float(norms.sum())"),
-        Patch("realstate/rope.py", "    turned.add_(swapped)  # [k1·c − k2·s, k2·c + k1·s]",
+        Patch("realstate/kernel/order_value.py", "total = math.fsum(norms.tolist())", "total = float(norms.sum())"),
+        Patch("realstate/kernel/rope.py", "    turned.add_(swapped)  # [k1·c − k2·s, k2·c + k1·s]",
               "    turned.sub_(swapped)"))
     out = scratch.run("realstate", "--agents", "2", "--latent-steps", "0", "--decode-tokens", "1",
                       "--fidelity-offsets", "1", "--json", timeout=600)
@@ -359,7 +359,7 @@ def test_keys_that_are_not_h_n_d_with_n_d_at_least_1_are_refused_naming_the_shap
 
 @pytest.mark.parametrize("array", [np.ones(3), np.ones((2, 2, 2)), np.ones((2, 3), dtype=np.float32)])
 def test_the_exact_row_sum_refuses_anything_but_a_2d_float64_array(array):
-    from realstate.order_value import correctly_rounded_row_sums
+    from realstate.kernel.order_value import correctly_rounded_row_sums
 
     with pytest.raises(ValueError, match="want a 2-D float64 array"):
         correctly_rounded_row_sums(array)

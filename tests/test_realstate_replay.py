@@ -8,10 +8,10 @@ import pytest
 import torch
 from transformers import Qwen3ForCausalLM
 
-from realstate.geometry import geometry
-from realstate.models import from_model, load_seeded
-from realstate.mutants import MUTANTS
-from realstate.replay import ReplaySettings, run_replay
+from realstate.models.geometry import geometry
+from realstate.models.loading import from_model, load_seeded
+from realstate.evidence.planted import MUTANTS
+from realstate.replay.run import ReplaySettings, run_replay
 from spec import Outcome
 
 
@@ -56,7 +56,7 @@ def test_default_replay_holds_every_claim(default_report):
     assert [len(row["canonical_digests"]) for row in per_n] == [1, 1, 1, 1]
     bags = next(r for r in report.results if r.check == "BagMerge order dependence").details["bag_digests_per_n"]
     assert bags == [1, 2, 6, 24]  # N! for distinct fragments
-    from realstate.replay import CHECKS
+    from realstate.replay.run import CHECKS
     assert {r.check for r in report.results} == {c.name for c in CHECKS} - {
         "canonical render has the same SHA-256 on CPU and the device"}  # CPU run: every other check
     assert report.data["incremental"]["differs"] is True
@@ -131,7 +131,7 @@ def test_order_by_arrival_breaks_permutations_and_trees_too(tiny):
 
 def test_c4_check_fails_when_bagmerge_ignores_order(tiny, monkeypatch):
     """Planted: a 'BagMerge' that sorts its input is not order dependent; C4 must say so."""
-    import realstate.replay as replay_module
+    import realstate.replay.run as replay_module
 
     def sorted_bag(fragments, base=0, engine=None):
         return replay_module.canonical_render(list(fragments), base, engine)
@@ -144,7 +144,7 @@ def test_c4_check_fails_when_bagmerge_ignores_order(tiny, monkeypatch):
 
 def test_c6_check_fails_when_bagmerge_lays_out_differently(tiny, monkeypatch):
     """Planted: a BagMerge whose layout starts one position later matches neither order."""
-    import realstate.replay as replay_module
+    import realstate.replay.run as replay_module
 
     real = replay_module.bag_render
     def shifted_bag(fragments, base=0, engine=None):

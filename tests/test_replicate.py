@@ -12,13 +12,13 @@ import pytest
 
 from audit.scratch import Patch, ScratchCopy
 from canonmerge.cli import main
-from realstate.distributed_rank import DROPPED, FIRST, REDELIVERY, RESENT, schedule
-from realstate.stores import DirectoryStore
+from realstate.processes.replicate.rank import DROPPED, FIRST, REDELIVERY, RESENT, schedule
+from realstate.exchange.stores import DirectoryStore
 from spec import CLAIMS
 from tests.realstate_helpers import random_fragment, tiny_fingerprint
 
 ARRIVAL_ORDER = Patch(  # the render keeps arrival order: a replica's bytes depend on its history
-    "realstate/engine.py",
+    "realstate/kernel/engine.py",
     "    sort=canonical_order,\n    frequencies=model_frequencies,\n    reencode=reencode_into,\n"
     "    collect=fragment_set,\n)",
     "    sort=lambda items, key: list(items),\n    frequencies=model_frequencies,\n    reencode=reencode_into,\n"

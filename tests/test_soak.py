@@ -11,9 +11,9 @@ import pytest
 
 from audit.scratch import Patch, ScratchCopy
 from canonmerge.cli import main
-from realstate.soak.nemesis import plan_faults
-from realstate.soak.settings import FAULT_KINDS, SoakSettings
-from realstate.soak.synthetic import soak_fragment
+from realstate.processes.soak.nemesis import plan_faults
+from realstate.processes.soak.settings import FAULT_KINDS, SoakSettings
+from realstate.processes.soak.synthetic import soak_fragment
 
 TINY = ["--replicas", "2", "--s3-replicas", "1", "--agents", "1", "--fragments", "3", "--gossipers", "1",
         "--merges", "4", "--faults", "6", "--tokens", "4", "16", "--max-seconds", "240"]
@@ -56,7 +56,7 @@ def test_a_tiny_soak_with_every_fault_kind_converges(capsys: pytest.CaptureFixtu
 
 def test_the_soak_fails_when_anti_entropy_skips_a_fragment(tmp_path: Path) -> None:
     scratch = ScratchCopy(tmp_path / "scratch").apply(Patch(
-        "realstate/stores/anti_entropy.py",
+        "realstate/exchange/stores/anti_entropy.py",
         "missing = sorted((cid, size) for cid, size in listed.items() if cid not in present)",
         "missing = sorted((cid, size) for cid, size in listed.items() if cid not in present)[1:]"))
     out = scratch.run("soak", "--replicas", "2", "--s3-replicas", "0", "--agents", "2", "--fragments", "2",

@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 
 from canonmerge.cli import main
-from realstate.fingerprint import Fingerprint
-from realstate.fragment import Fragment, content_id_of, tensor_bytes
-from realstate.fragment_file import FragmentFormatError, fragment_to_bytes, save_fragment
-from realstate.stores import DirectoryStore
-from realstate.stores.anti_entropy import merge_stores
+from realstate.kernel.fingerprint import Fingerprint
+from realstate.kernel.fragment import Fragment, content_id_of, tensor_bytes
+from realstate.exchange.fragment_file import FragmentFormatError, fragment_to_bytes, save_fragment
+from realstate.exchange.stores import DirectoryStore
+from realstate.exchange.stores.anti_entropy import merge_stores
 from tests.realstate_helpers import random_fragment, tiny_fingerprint
 
 FP = tiny_fingerprint()
@@ -341,7 +341,7 @@ def test_clean_removes_only_stale_leftovers_and_verify_reports_every_corruption(
 
 def test_traces_are_never_saved_into_a_store(store: DirectoryStore, capsys: pytest.CaptureFixture[str]) -> None:
     from modelcheck import trace as trace_io
-    from realstate.store_layout import MARKER_NAME
+    from realstate.exchange.store_layout import MARKER_NAME
 
     assert trace_io.STORE_MARKER_NAME == MARKER_NAME
     before = snapshot(store.path)

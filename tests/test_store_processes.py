@@ -15,9 +15,9 @@ import threading
 import time
 from pathlib import Path
 
-from realstate.fragment import Fragment, fragment_set
-from realstate.render import canonical_render
-from realstate.store import ReplicaStore
+from realstate.kernel.fragment import Fragment, fragment_set
+from realstate.kernel.render import canonical_render
+from realstate.exchange.stores import DirectoryStore
 from tests.realstate_helpers import random_fragment, tiny_fingerprint
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +35,7 @@ def _writer(path: str, seeds: list[int], barrier, results) -> None:
     fragments = [big_fragment(s) for s in seeds]
     random.Random(seeds[0]).shuffle(fragments)
     barrier.wait()
-    store = ReplicaStore(path, create=True)
+    store = DirectoryStore(path, create=True)
     results.put([store.put(f) for f in fragments + fragments[:2]])  # re-delivery included
 
 
@@ -51,14 +51,14 @@ def test_concurrent_writers_leave_every_file_valid(tmp_path: Path) -> None:
     reads = 0
     while any(w.is_alive() for w in workers):  # a reader racing the writers sees only whole files
         if os.path.isdir(path) and os.path.exists(os.path.join(path, "CANONMERGE_STORE")):
-            ReplicaStore(path).fragments()
+            DirectoryStore(path).fragments()
             reads += 1
         time.sleep(0.01)
     for w in workers:
         w.join()
         assert w.exitcode == 0
     outcomes = [results.get(timeout=10) for _ in workers]
-    store = ReplicaStore(path)
+    store = DirectoryStore(path)
     expected = fragment_set(big_fragment(s) for s in SEEDS)
     assert store.fragments() == expected  # every file fully validated, id = name
     assert len(os.listdir(path)) == len(SEEDS) + 1 and store.temporaries() == []
@@ -69,11 +69,11 @@ def test_concurrent_writers_leave_every_file_valid(tmp_path: Path) -> None:
 
 SLOW_WRITER = textwrap.dedent("""
     import sys, time
-    from realstate.fragment_file import fragment_to_bytes
-    from realstate.store import ReplicaStore
+    from realstate.exchange.fragment_file import fragment_to_bytes
+    from realstate.exchange.stores import DirectoryStore
     from tests.test_store_processes import big_fragment
 
-    store = ReplicaStore(sys.argv[1])
+    store = DirectoryStore(sys.argv[1])
     fragment = big_fragment(99)
     data = fragment_to_bytes(fragment)
 
@@ -88,10 +88,10 @@ SLOW_WRITER = textwrap.dedent("""
 
 BUSY_WRITER = textwrap.dedent("""
     import sys
-    from realstate.store import ReplicaStore
+    from realstate.exchange.stores import DirectoryStore
     from tests.test_store_processes import big_fragment
 
-    store = ReplicaStore(sys.argv[1])
+    store = DirectoryStore(sys.argv[1])
     for seed in range(100, 200):
         store.put(big_fragment(seed))
         print("put", seed, flush=True)
@@ -99,7 +99,7 @@ BUSY_WRITER = textwrap.dedent("""
 
 
 def test_writers_killed_mid_write_leave_the_store_valid(tmp_path: Path) -> None:
-    store = ReplicaStore(tmp_path / "store", create=True)
+    store = DirectoryStore(tmp_path / "store", create=True)
     store.put(big_fragment(0))
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     slow = subprocess.Popen([sys.executable, "-c", SLOW_WRITER, str(store.path)], stdout=subprocess.PIPE,
@@ -137,13 +137,13 @@ def test_writers_killed_mid_write_leave_the_store_valid(tmp_path: Path) -> None:
 
 
 def test_a_fragment_saved_here_renders_identically_in_a_fresh_process(tmp_path: Path) -> None:
-    from realstate.agents import run_agents
-    from realstate.models import load_seeded
+    from realstate.models.agents import run_agents
+    from realstate.models.loading import load_seeded
 
     lm = load_seeded("qwen3-tiny", seed=0)
     fragments = [run.fragment for run in run_agents(lm, 3, latent_steps=2)]
     expected = canonical_render(fragments).digest()
-    store = ReplicaStore(tmp_path / "store", create=True)
+    store = DirectoryStore(tmp_path / "store", create=True)
     for f in reversed(fragments):
         store.put(f)
     out = subprocess.run([sys.executable, "-m", "canonmerge", "store", "render", str(store.path),

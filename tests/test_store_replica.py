@@ -12,16 +12,16 @@ import safetensors.torch
 import torch
 
 from canonmerge.cli import main
-from realstate.fragment import fragment_set
-from realstate.fragment_file import (
+from realstate.kernel.fragment import fragment_set
+from realstate.exchange.fragment_file import (
     FragmentFormatError,
     fragment_to_bytes,
     load_fragment,
     read_header,
     save_fragment,
 )
-from realstate.render import canonical_render
-from realstate.store import MARKER_NAME, ReplicaStore
+from realstate.kernel.render import canonical_render
+from realstate.exchange.stores import MARKER_NAME, DirectoryStore
 from spec import InputError
 from tests.realstate_helpers import bits, random_fragment, tiny_fingerprint
 
@@ -44,8 +44,8 @@ def test_file_round_trip_for_every_dtype(tmp_path: Path) -> None:
 
 
 def test_files_of_a_real_model_cache_round_trip(tmp_path: Path) -> None:
-    from realstate.agents import run_agents
-    from realstate.models import load_seeded
+    from realstate.models.agents import run_agents
+    from realstate.models.loading import load_seeded
 
     lm = load_seeded("qwen3-tiny")
     runs = run_agents(lm, 2, latent_steps=1)
@@ -57,7 +57,7 @@ def test_files_of_a_real_model_cache_round_trip(tmp_path: Path) -> None:
 
 
 def test_put_is_idempotent_and_get_validates(tmp_path: Path) -> None:
-    store = ReplicaStore(tmp_path / "s", create=True)
+    store = DirectoryStore(tmp_path / "s", create=True)
     assert store.ids() == [] and store.fingerprint() is None and len(store) == 0
     assert store.put(FRAGMENTS[0]) is True
     assert store.put(FRAGMENTS[0].copy()) is False
@@ -71,11 +71,11 @@ def test_put_is_idempotent_and_get_validates(tmp_path: Path) -> None:
     assert store.fragments() == fragment_set(FRAGMENTS[:2])
     assert sorted(os.listdir(store.path)) == sorted([MARKER_NAME] + [f.content_id.hex() + ".cmfrag"
                                                                       for f in FRAGMENTS[:2]])
-    assert ReplicaStore(store.path).fingerprint() == FP  # reopened: read from a header
+    assert DirectoryStore(store.path).fingerprint() == FP  # reopened: read from a header
 
 
 def test_put_file_validates_and_stores_the_canonical_bytes(tmp_path: Path) -> None:
-    store = ReplicaStore(tmp_path / "s", create=True)
+    store = DirectoryStore(tmp_path / "s", create=True)
     path = tmp_path / "in.cmfrag"
     path.write_bytes(fragment_to_bytes(FRAGMENTS[2]))
     assert store.put_file(path) is True and store.put_file(path) is False
@@ -83,13 +83,13 @@ def test_put_file_validates_and_stores_the_canonical_bytes(tmp_path: Path) -> No
 
 
 def test_merge_is_set_union_and_renders_agree(tmp_path: Path) -> None:
-    a = ReplicaStore(tmp_path / "a", create=True)
-    b = ReplicaStore(tmp_path / "b", create=True)
+    a = DirectoryStore(tmp_path / "a", create=True)
+    b = DirectoryStore(tmp_path / "b", create=True)
     for f in FRAGMENTS[:3]:
         a.put(f)
     for f in FRAGMENTS[1:]:
         b.put(f)
-    c = ReplicaStore(tmp_path / "c", create=True)
+    c = DirectoryStore(tmp_path / "c", create=True)
     assert c.merge(b) == 3 and c.merge(a) == 1 and c.merge(a) == 0
     assert a.merge(b) == 1 and b.merge(a) == 1  # both replicas now hold the union
     assert a.fragments() == b.fragments() == c.fragments() == fragment_set(FRAGMENTS)
@@ -100,23 +100,23 @@ def test_merge_is_set_union_and_renders_agree(tmp_path: Path) -> None:
 
 def test_marker_and_creation_rules(tmp_path: Path) -> None:
     with pytest.raises(FragmentFormatError, match="no such store directory"):
-        ReplicaStore(tmp_path / "missing")
+        DirectoryStore(tmp_path / "missing")
     with pytest.raises(FragmentFormatError, match="not a canonmerge store"):
-        ReplicaStore(tmp_path)
+        DirectoryStore(tmp_path)
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / "x").write_text("x")
     with pytest.raises(FragmentFormatError, match="not empty and not a canonmerge store"):
-        ReplicaStore(tmp_path / "junk", create=True)
+        DirectoryStore(tmp_path / "junk", create=True)
     assert os.listdir(tmp_path / "junk") == ["x"]  # nothing written into a foreign directory
-    store = ReplicaStore(tmp_path / "s", create=True)
+    store = DirectoryStore(tmp_path / "s", create=True)
     store.put(FRAGMENTS[0])
-    assert ReplicaStore(tmp_path / "s", create=True).ids() == [FRAGMENTS[0].content_id]  # adopting is harmless
+    assert DirectoryStore(tmp_path / "s", create=True).ids() == [FRAGMENTS[0].content_id]  # adopting is harmless
     with pytest.raises(InputError, match="nothing to render"):
-        ReplicaStore(tmp_path / "empty", create=True).render()
+        DirectoryStore(tmp_path / "empty", create=True).render()
 
 
 def test_temporaries_are_ignored_and_only_stale_ones_are_cleaned(tmp_path: Path) -> None:
-    store = ReplicaStore(tmp_path / "s", create=True)
+    store = DirectoryStore(tmp_path / "s", create=True)
     store.put(FRAGMENTS[0])
     stale, fresh = store.path / ".tmp-123-0123456789abcdef", store.path / ".tmp-456-fedcba9876543210"
     stale.write_bytes(fragment_to_bytes(FRAGMENTS[1])[:50])  # a killed writer's half file
@@ -132,7 +132,7 @@ def test_temporaries_are_ignored_and_only_stale_ones_are_cleaned(tmp_path: Path)
 
 
 def test_a_failed_write_leaves_no_temporary(tmp_path: Path) -> None:
-    store = ReplicaStore(tmp_path / "s", create=True)
+    store = DirectoryStore(tmp_path / "s", create=True)
 
     def chunks():
         yield b"partial"

@@ -15,12 +15,12 @@ import botocore.exceptions
 import pytest
 
 from canonmerge.cli import main
-from realstate.fragment import fragment_set
-from realstate.fragment_file import FragmentFormatError, Limits, fragment_to_bytes, save_fragment
-from realstate.render import canonical_render
-from realstate.stores import DirectoryStore, open_store
-from realstate.stores.anti_entropy import merge_stores
-from realstate.stores.s3 import S3Store
+from realstate.kernel.fragment import fragment_set
+from realstate.exchange.fragment_file import FragmentFormatError, Limits, fragment_to_bytes, save_fragment
+from realstate.kernel.render import canonical_render
+from realstate.exchange.stores import DirectoryStore, open_store
+from realstate.exchange.stores.anti_entropy import merge_stores
+from realstate.exchange.stores.s3 import S3Store
 from tests.realstate_helpers import random_fragment, tiny_fingerprint
 from tests.s3_helpers import SECRET, LoopbackS3, loopback_s3, subprocess_env, use_endpoint
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from oracle.known_answers import dumps, generate, markdown
-from realstate.vectors import check_known_answers, default_vectors_path, load_vectors
+from realstate.replay.vectors import check_known_answers, default_vectors_path, load_vectors
 from spec import InputError
 
 ROOT = Path(__file__).resolve().parents[1]

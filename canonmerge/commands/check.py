@@ -1,7 +1,7 @@
 """``canonmerge check``: the exhaustive checker and gossip explorer on realstate's own render.
 
 The backend is realstate's (``_backend()``), never a copy of its render; ``--plant`` swaps one
-mechanic of realstate's engine for a planted-bug preset (``realstate.mutants``) to demonstrate
+mechanic of realstate's engine for a planted-bug preset (``realstate.evidence.planted``) to demonstrate
 that the checker catches it, and ``--replay`` re-runs a saved counterexample (exit 1 if it still
 reproduces, 0 if not, 2 for a malformed trace)."""
 
@@ -26,7 +26,7 @@ def _backend(mutant: str | None = None) -> Any:
     ``mutant``, realstate's engine with that one planted bug).
 
     Imported here, not at module level, so that modelcheck itself never imports torch."""
-    from realstate.backend import make_backend
+    from realstate.evidence.checker_backend import make_backend
 
     return make_backend(mutant)
 
@@ -35,7 +35,7 @@ def _recipe(mutant: str | None = None) -> Any:
     """How a worker process (pool or Ray) builds the same backend as ``_backend(mutant)``."""
     from modelcheck.shards import BackendRecipe
 
-    return BackendRecipe("realstate.backend:make_worker_backend", (mutant,), name="realstate", mutant=mutant)
+    return BackendRecipe("realstate.evidence.checker_backend:make_worker_backend", (mutant,), name="realstate", mutant=mutant)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -97,7 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _replay(args: argparse.Namespace) -> PartReport:
     from modelcheck import trace as trace_io
-    from modelcheck.replay import replay
+    from modelcheck.trace_replay import replay
 
     if args.plant is not None:
         raise InputError("--replay takes the mutant from the trace; drop --plant")

@@ -17,12 +17,12 @@ from rich.console import Console
 
 from canonmerge.printing import print_table
 from canonmerge.terminal import terminal_safe
-from realstate.geometry import GEOMETRIES
+from realstate.models.geometry import GEOMETRIES
 from realstate.settings import DEFAULT_GEOMETRY
 from spec import InputError, Table, content_id_hex
 
 if TYPE_CHECKING:  # realstate loads torch: import it only when a command runs
-    from realstate.fragment import Fragment
+    from realstate.kernel.fragment import Fragment
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,7 +71,7 @@ FRAGMENT_COLUMNS = ["id", "fingerprint", "dtype", "start", "tokens", "bytes", "w
 
 
 def _inspect(args: argparse.Namespace, console: Console) -> int:
-    from realstate.fragment_file import FragmentFormatError, load_fragment
+    from realstate.exchange.fragment_file import FragmentFormatError, load_fragment
     records, errors = [], []
     for path in args.files:
         try:
@@ -93,10 +93,10 @@ def _inspect(args: argparse.Namespace, console: Console) -> int:
 
 
 def _make(args: argparse.Namespace, console: Console) -> int:
-    from realstate.agents import run_agents
-    from realstate.fragment_file import FILE_SUFFIX, load_fragment, save_fragment
-    from realstate.models import load_seeded
-    from realstate.outputs import store_directory_of
+    from realstate.models.agents import run_agents
+    from realstate.exchange.fragment_file import FILE_SUFFIX, load_fragment, save_fragment
+    from realstate.models.loading import load_seeded
+    from realstate.exchange.outputs import store_directory_of
 
     outdir = Path(args.outdir)
     if os.path.lexists(outdir) and not outdir.is_dir():

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
         from spec import select_checks
 
         checks = select_checks(PART, args.only)
-        from realstate.replay import run_replay
+        from realstate.replay.run import run_replay
 
         return run_replay(settings, progress, checks=checks,
                           fail_fast=getattr(args, "fail_fast", False))
@@ -91,6 +91,6 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
 
 
 def run_default(progress: Progress, fail_fast: bool = False) -> PartReport:
-    from realstate.replay import run_replay
+    from realstate.replay.run import run_replay
 
     return run_replay(ReplaySettings(), progress, fail_fast=fail_fast)

@@ -1,6 +1,6 @@
 """``canonmerge replicate``: the distributed replay of C7 on real tensors (torch.distributed).
 
-Maps flags onto ``realstate.distributed_replay.ReplicateSettings``; the report has one row per
+Maps flags onto ``realstate.processes.replicate.launcher.ReplicateSettings``; the report has one row per
 rank and the C7 verdict: one render digest across all ranks, or the command fails."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ PART = "realstate"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from realstate.distributed_replay import ReplicateSettings
+    from realstate.processes.replicate.launcher import ReplicateSettings
     from realstate.settings import GEOMETRY_NAMES
 
     d = ReplicateSettings()
@@ -32,13 +32,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="copies re-delivered per rank (default %(default)s)")
     parser.add_argument("--drops", type=int, default=d.drops,
                         help="deliveries dropped then resent per rank (default %(default)s)")
-    parser.add_argument("--plant", metavar="MUTANT", help="render with a planted-bug engine (realstate.mutants), "
+    parser.add_argument("--plant", metavar="MUTANT", help="render with a planted-bug engine (realstate.evidence.planted), "
                                                           "to demonstrate that the check fails")
     parser.add_argument("--timeout", type=float, default=d.timeout_s, help="seconds for all ranks to finish")
 
 
 def run(args: argparse.Namespace, progress: Progress) -> PartReport:
-    from realstate.distributed_replay import ReplicateSettings, run_replicate
+    from realstate.processes.replicate.launcher import ReplicateSettings, run_replicate
 
     settings = ReplicateSettings(
         ranks=args.ranks, backend=args.backend, device=args.device, store=args.store, geometry=args.geometry,

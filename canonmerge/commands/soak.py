@@ -1,6 +1,6 @@
 """``canonmerge soak``: replicas in real processes converging under injected faults (C7, C2).
 
-Maps flags onto ``realstate.soak.SoakSettings`` and runs ``realstate.soak.harness.run_soak``;
+Maps flags onto ``realstate.processes.soak.SoakSettings`` and runs ``realstate.processes.soak.harness.run_soak``;
 the report says what ran, which faults landed, and whether every replica ended equal."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ PART = "realstate"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from realstate.soak.settings import FAULT_HELP, FAULT_KINDS, SoakSettings
+    from realstate.processes.soak.settings import FAULT_HELP, FAULT_KINDS, SoakSettings
 
     d = SoakSettings()
     parser.add_argument("--seed", type=int, default=d.seed, help="seed of the schedule, faults and fragments")
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, progress: Progress) -> PartReport:
     import dataclasses
 
-    from realstate.soak.settings import FAULT_KINDS, SoakSettings
+    from realstate.processes.soak.settings import FAULT_KINDS, SoakSettings
 
     base = SoakSettings()
     settings = SoakSettings(
@@ -55,6 +55,6 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
         op_timeout_s=args.op_timeout,
         shape=dataclasses.replace(base.shape, min_tokens=args.tokens[0], max_tokens=args.tokens[1]))
     settings.validate()  # refuse bad flags before starting any process
-    from realstate.soak.harness import run_soak
+    from realstate.processes.soak.harness import run_soak
 
     return run_soak(settings, progress, workdir=args.workdir, keep=args.keep)

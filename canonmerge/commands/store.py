@@ -19,12 +19,12 @@ from rich.console import Console
 from canonmerge.commands.fragment import FRAGMENT_COLUMNS, describe, fragment_row
 from canonmerge.printing import print_table
 from canonmerge.terminal import terminal_safe
-from realstate.geometry import GEOMETRIES
+from realstate.models.geometry import GEOMETRIES
 from realstate.settings import DEFAULT_GEOMETRY
 from spec import InputError, Table, content_id_hex
 
 if TYPE_CHECKING:  # realstate loads torch: import it only when a command runs
-    from realstate.stores import FragmentStore
+    from realstate.exchange.stores import FragmentStore
 
 DEFAULT_CLEAN_AGE_S = 3600.0
 
@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _existing(location: str) -> FragmentStore:
-    from realstate.stores import open_store
+    from realstate.exchange.stores import open_store
     return open_store(location)
 
 
@@ -83,8 +83,8 @@ def _emit(args: argparse.Namespace, console: Console, report: dict[str, Any], ta
 
 
 def _put(args: argparse.Namespace, console: Console) -> int:
-    from realstate.fragment_file import load_fragment
-    from realstate.stores import open_store, require_one_fingerprint, store_is_absent
+    from realstate.exchange.fragment_file import load_fragment
+    from realstate.exchange.stores import open_store, require_one_fingerprint, store_is_absent
 
     incoming = [(path, load_fragment(path)) for path in args.files]  # all validated first
     require_one_fingerprint([f for _, f in incoming])
@@ -123,9 +123,9 @@ def _list(args: argparse.Namespace, console: Console) -> int:
 
 
 def _merge(args: argparse.Namespace, console: Console) -> int:
-    from realstate.stores import open_store, store_is_absent
-    from realstate.stores.anti_entropy import describe as describe_merge
-    from realstate.stores.anti_entropy import merge_stores, refuse_nested
+    from realstate.exchange.stores import open_store, store_is_absent
+    from realstate.exchange.stores.anti_entropy import describe as describe_merge
+    from realstate.exchange.stores.anti_entropy import merge_stores, refuse_nested
 
     if not 1 <= args.workers <= 64:
         raise InputError(f"--workers must be between 1 and 64, got {args.workers}")
@@ -142,8 +142,8 @@ def _merge(args: argparse.Namespace, console: Console) -> int:
 
 
 def _render(args: argparse.Namespace, console: Console) -> int:
-    from realstate.fragment_file import FragmentFormatError, save_fragment
-    from realstate.outputs import check_output_path
+    from realstate.exchange.fragment_file import FragmentFormatError, save_fragment
+    from realstate.exchange.outputs import check_output_path
 
     if args.base < 0:
         raise InputError(f"--base must be >= 0, got {args.base}")
@@ -153,8 +153,8 @@ def _render(args: argparse.Namespace, console: Console) -> int:
     fragments = store.fragments()
     if not len(fragments):
         raise InputError(f"{args.store}: the store is empty; nothing to render")
-    from realstate.models import load_checkpoint, load_seeded  # transformers: only once the input is good
-    from realstate.render import canonical_render
+    from realstate.models.loading import load_checkpoint, load_seeded  # transformers: only once the input is good
+    from realstate.kernel.render import canonical_render
 
     lm = (load_checkpoint(args.checkpoint, args.dtype) if args.checkpoint
           else load_seeded(args.geometry, args.dtype, "cpu", args.seed))

@@ -20,10 +20,10 @@ from realstate.bench.decoding import BatchResult, Row, decode_rows, empty_contex
 from realstate.bench.problems import Problem
 from realstate.bench.prompts import TextCodec
 from realstate.bench.scoring import answer_text, is_correct
-from realstate.engine import Engine
-from realstate.fragment import Fragment
-from realstate.models import LoadedModel
-from realstate.render import Placement, Rendered, bag_render, canonical_render, naive_render, render_layout
+from realstate.kernel.engine import Engine
+from realstate.kernel.fragment import Fragment
+from realstate.models.loading import LoadedModel
+from realstate.kernel.render import Placement, Rendered, bag_render, canonical_render, naive_render, render_layout
 
 PACKLLM = "packllm"
 

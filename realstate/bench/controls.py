@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
-from realstate.fragment import Fragment
+from realstate.kernel.fragment import Fragment
 
 MOMENT_TOLERANCE = 0.02  # of the real std, per channel: storage rounding of bf16 noise stays far below
 

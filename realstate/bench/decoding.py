@@ -20,8 +20,8 @@ from transformers import DynamicCache
 from realstate.bench.packllm import Fusion, fuse, fusion_weights
 from realstate.bench.prompts import TextCodec
 from realstate.bench.scoring import finished
-from realstate.fragment import tensor_bytes
-from realstate.models import LoadedModel
+from realstate.kernel.fragment import tensor_bytes
+from realstate.models.loading import LoadedModel
 
 
 @dataclass

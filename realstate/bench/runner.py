@@ -5,7 +5,7 @@ smaller budget is its prefix (the prefill and the first latent steps are the sam
 so the bytes are identical).  Pass 2 decodes every problem at every budget: all conditions of a
 cell in one batch (``realstate.bench.conditions``).  Deranged donors need every problem's
 fragments, hence the two passes.  ``engine`` is the CanonicalMerge mechanics under test: the
-negative tests pass a planted order-dependent one (``realstate.mutants``) and expect the
+negative tests pass a planted order-dependent one (``realstate.evidence.planted``) and expect the
 answer-uniqueness row to fail."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from realstate.agents import run_agent
+from realstate.models.agents import run_agent
 from realstate.bench import controls
 from realstate.bench.conditions import Cell, References, assemble, cell_rows
 from realstate.bench.decoding import decode_rows
@@ -30,10 +30,10 @@ from realstate.bench.selection import load_problems, source_of
 from realstate.bench.settings import BenchSettings
 from realstate.bench.structural import structural_results
 from realstate.bench.summary import summarize
-from realstate.engine import CANONICAL, Engine
-from realstate.fragment import Fragment
-from realstate.models import LoadedModel, load_checkpoint, load_named, load_seeded
-from realstate.render import canonical_render
+from realstate.kernel.engine import CANONICAL, Engine
+from realstate.kernel.fragment import Fragment
+from realstate.models.loading import LoadedModel, load_checkpoint, load_named, load_seeded
+from realstate.kernel.render import canonical_render
 from spec import ClaimResult, Progress, no_progress
 
 T = TypeVar("T")
@@ -126,7 +126,7 @@ def run_bench(settings: BenchSettings, progress: Progress = no_progress, engine:
     Args:
         settings: what to run (``BenchSettings``; validated here).
         progress: a ``progress(task, done, total)`` sink.
-        engine: the CanonicalMerge mechanics under test (``realstate.engine.CANONICAL``).
+        engine: the CanonicalMerge mechanics under test (``realstate.kernel.engine.CANONICAL``).
 
     Example:
         >>> outcome = run_bench(BenchSettings(model=None, geometry="qwen3-tiny", quick=True))  # doctest: +SKIP

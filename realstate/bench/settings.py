@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from realstate.geometry import GEOMETRIES, MODELS
+from realstate.models.geometry import GEOMETRIES, MODELS
 from realstate.settings import ArgumentError
 
 DEFAULT_MODEL = "smollm2-135m"

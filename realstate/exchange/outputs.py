@@ -1,0 +1,90 @@
+"""Writing a user's output file (a rendered context, fragment files, a report) safely.
+
+Why each rule: the file appears only complete (temporary in the same directory, fsync, rename),
+so a killed writer never leaves half a file under the real name; it never lands inside a replica
+store (a store holds only its own fragments, named by content id, and anything else makes it
+unreadable) nor over something that is not a regular file (on a machine where canonmerge runs as
+root, renaming over ``/dev/null`` or a FIFO would replace it); and every failure is an
+``InputError`` naming the path and the cause, with nothing left behind."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+from realstate.exchange.store_layout import MARKER_NAME
+from spec import InputError
+
+
+def _cause(exc: OSError) -> str:
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+def store_directory_of(directory: Path) -> bool:
+    """Whether ``directory`` is a replica store (carries the marker)."""
+    return os.path.lexists(directory / MARKER_NAME)
+
+
+def check_output_directory(directory: Path, what: str) -> None:
+    """``directory`` must exist, be a directory and not be a replica store."""
+    if not directory.is_dir():
+        problem = "is not a directory" if os.path.lexists(directory) else "does not exist"
+        raise InputError(f"{directory}: {what}: output directory {problem}")
+    if store_directory_of(directory):
+        raise InputError(f"{directory}: {what}: is a replica store; outputs are never written into a store "
+                         f"(it holds only its own fragments)")
+
+
+def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Path:
+    """The checks ``write_output`` makes before writing, on their own (to refuse early)."""
+    target = Path(path)
+    check_output_directory(target.parent, what)
+    try:
+        info = os.lstat(target)
+    except FileNotFoundError:
+        return target
+    except OSError as exc:
+        raise InputError(f"{target}: {what}: cannot stat: {_cause(exc)}") from None
+    if not stat.S_ISREG(info.st_mode):
+        kind = ("a directory" if stat.S_ISDIR(info.st_mode) else "a symbolic link" if stat.S_ISLNK(info.st_mode)
+                else "not a regular file (a FIFO, socket or device)")
+        raise InputError(f"{target}: {what}: exists and is {kind}; not overwritten")
+    return target
+
+
+def replace_atomically(temp: Path, target: Path, chunks: Iterable[bytes]) -> int:
+    """Write ``chunks`` to the new file ``temp`` (``O_EXCL``, no symlink followed), flush,
+    fsync, rename over ``target``; returns the bytes written.  On any error the temporary is
+    removed and the error re-raised (callers name it in their own terms)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(temp, flags, 0o644)
+    written = 0
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+                written += len(chunk)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+    return written
+
+
+def write_output(path: str | os.PathLike[str], data: bytes | Iterable[bytes], what: str = "output") -> int:
+    """Write ``data`` to ``path`` atomically (module doc); returns the number of bytes written."""
+    target = check_output_path(path, what)
+    temp = target.parent / f".cmout-{os.getpid()}-{secrets.token_hex(8)}.tmp"
+    chunks = [data] if isinstance(data, (bytes, bytearray, memoryview)) else data
+    try:
+        return replace_atomically(temp, target, chunks)
+    except OSError as exc:
+        raise InputError(f"{target}: {what}: cannot write: {_cause(exc)}") from None

@@ -1,0 +1,227 @@
+"""A replica in a local directory: one ``<64 hex content id>.cmfrag`` file per fragment.
+
+Layout: a marker file ``CANONMERGE_STORE`` and the fragment files (the format of
+``realstate.exchange.fragment_file``).  While a write is in flight it lives in a temporary
+``.tmp-<pid>-<16 hex>`` file in the same directory, which listing ignores.
+
+Why it stays valid with many writers and crashes: a fragment file appears only by ``os.replace``
+of a complete, fsynced temporary file, so a reader sees the whole file or nothing; two writers of
+the same id write the same fragment, so either rename wins.  Nothing is ever deleted except stale
+temporary files, on request (``clean_temporaries``).
+
+Why it refuses rather than skips: anything else in the directory (a symlink, a file whose name is
+not an id, a file whose content hashes to another id) is an error naming the file, never silently
+ignored or removed: a replica that drops or invents fragments silently breaks convergence."""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import stat
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from realstate.kernel.fragment import Fragment
+from realstate.exchange.fragment_file import (
+    DEFAULT_LIMITS,
+    FILE_SUFFIX,
+    FragmentFormatError,
+    FragmentHeader,
+    Limits,
+    load_fragment,
+    read_header,
+)
+from realstate.exchange.outputs import replace_atomically
+from realstate.exchange.stores.base import (
+    DEFAULT_TEMP_AGE_S,
+    MARKER_NAME,
+    MARKER_TEXT,
+    MAX_MARKER_BYTES,
+    FragmentStore,
+    fragment_name,
+)
+
+_FRAGMENT_NAME = re.compile(r"([0-9a-f]{64})" + re.escape(FILE_SUFFIX))
+TEMP_NAME = re.compile(r"\.tmp-[0-9]+-[0-9a-f]{16}")
+
+
+def _os_problem(exc: OSError) -> str:
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+class DirectoryStore(FragmentStore):
+    """A replica of the fragment set on disk.  ``create=True`` makes the directory (or adopts an
+    empty one); otherwise the directory must already carry the store marker."""
+
+    kind = "directory"
+
+    def __init__(self, path: str | os.PathLike[str], *, create: bool = False,
+                 limits: Limits = DEFAULT_LIMITS) -> None:
+        super().__init__(limits)
+        self.path = Path(path)
+        if create:
+            self._create_directory()
+        self._check_marker()
+
+    @property
+    def location(self) -> str:
+        return str(self.path)
+
+    # -- the directory ------------------------------------------------------------------------
+
+    def _create_directory(self) -> None:
+        try:
+            self.path.mkdir(exist_ok=True)
+        except OSError as exc:
+            raise FragmentFormatError(str(self.path), "store", f"cannot create: {_os_problem(exc)}") from None
+        marker = self.path / MARKER_NAME
+        if os.path.lexists(marker):
+            return  # checked by _check_marker
+        others = [n for n in self._names() if n != MARKER_NAME and not TEMP_NAME.fullmatch(n)]
+        if others:
+            if os.path.lexists(marker):
+                return  # a concurrent creator made it (and then a fragment) while we looked
+            raise FragmentFormatError(str(self.path), "store", f"not empty and not a canonmerge store "
+                                                               f"(no {MARKER_NAME}; found {sorted(others)[:3]})")
+        self._write_atomic(MARKER_NAME, [MARKER_TEXT.encode("ascii")])
+
+    def _names(self) -> list[str]:
+        try:
+            with os.scandir(self.path) as scan:
+                return sorted(e.name for e in scan)
+        except OSError as exc:
+            raise FragmentFormatError(str(self.path), "store", f"cannot list: {_os_problem(exc)}") from None
+
+    def _check_marker(self) -> None:
+        marker = self.path / MARKER_NAME
+        if not self.path.is_dir():
+            problem = "is not a directory" if os.path.lexists(self.path) else "no such store directory"
+            raise FragmentFormatError(str(self.path), "store", problem)
+        try:
+            info = os.lstat(marker)
+        except FileNotFoundError:
+            raise FragmentFormatError(str(self.path), "store", f"not a canonmerge store (no {MARKER_NAME})") from None
+        except OSError as exc:
+            raise FragmentFormatError(str(marker), "store marker", f"cannot stat: {_os_problem(exc)}") from None
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_MARKER_BYTES:
+            raise FragmentFormatError(str(marker), "store marker", "is not a small regular file")
+        try:
+            text = marker.read_bytes()
+        except OSError as exc:
+            raise FragmentFormatError(str(marker), "store marker", f"cannot read: {_os_problem(exc)}") from None
+        if text != MARKER_TEXT.encode("ascii"):
+            raise FragmentFormatError(str(marker), "store marker", "unknown store layout or version")
+
+    def _entries(self) -> Iterator[tuple[bytes, Path, int]]:
+        """Every fragment file as (id, path, size); refuses anything that is not one (module doc)."""
+        for name in self._names():
+            where = str(self.path / name)
+            if name == MARKER_NAME:
+                continue
+            temporary, match = TEMP_NAME.fullmatch(name), _FRAGMENT_NAME.fullmatch(name)
+            if temporary is None and match is None:
+                raise FragmentFormatError(where, "file name", f"not <64 lowercase hex id>{FILE_SUFFIX}; "
+                                                              f"refusing a store with foreign files")
+            try:
+                info = os.lstat(self.path / name)
+            except FileNotFoundError:  # only a temporary can vanish: its writer renamed it
+                if temporary is not None:
+                    continue
+                raise FragmentFormatError(where, "file", "vanished while the store was listed") from None
+            except OSError as exc:
+                raise FragmentFormatError(where, "file", f"cannot stat: {_os_problem(exc)}") from None
+            if stat.S_ISLNK(info.st_mode):
+                raise FragmentFormatError(where, "file type", "is a symbolic link; refused in a store")
+            if not stat.S_ISREG(info.st_mode):
+                raise FragmentFormatError(where, "file type", "is not a regular file")
+            if match is not None:  # temporaries: a write in flight or a killed writer's; not state
+                yield bytes.fromhex(match.group(1)), self.path / name, info.st_size
+
+    def listing(self) -> dict[bytes, int]:
+        return {cid: size for cid, _, size in self._entries()}
+
+    def path_of(self, cid: bytes | str) -> Path:
+        return self.path / fragment_name(self._parse_id(cid))
+
+    def where(self, cid: bytes) -> str:
+        return str(self.path_of(cid))
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def _exists(self, cid: bytes) -> bool:
+        return os.path.lexists(self.path_of(cid))
+
+    def _read(self, cid: bytes, size: int | None) -> Fragment:
+        path = self.path_of(cid)
+        if not os.path.lexists(path):
+            raise KeyError(fragment_name(cid))
+        return self._check_id_matches(cid, load_fragment(path, self.limits, follow_symlinks=False))
+
+    def _read_header(self, cid: bytes) -> FragmentHeader:
+        return read_header(self.path_of(cid), self.limits, follow_symlinks=False)
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def _create(self, cid: bytes, data: bytes) -> bool:
+        name = fragment_name(cid)
+        if os.path.lexists(self.path / name):
+            return False
+        self._write_atomic(name, [data])
+        return True
+
+    def _write_atomic(self, name: str, chunks: Iterable[bytes]) -> None:
+        """Temporary file in the store, write, flush, fsync, rename over ``name``, fsync the dir.
+        On any error (disk full, read-only, permission) the temporary is removed and the error
+        names the store and the cause; the store is left as it was."""
+        temp = self.path / f".tmp-{os.getpid()}-{secrets.token_hex(8)}"
+        try:
+            replace_atomically(temp, self.path / name, chunks)
+        except OSError as exc:
+            raise FragmentFormatError(str(self.path / name), "store", f"cannot write: {_os_problem(exc)}") from None
+        self._fsync_directory()
+
+    def _fsync_directory(self) -> None:
+        if os.name != "posix":
+            return  # directories cannot be opened for fsync elsewhere
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        except OSError as exc:
+            raise FragmentFormatError(str(self.path), "store", f"cannot sync: {_os_problem(exc)}") from None
+
+    def temporaries(self) -> list[str]:
+        names = []
+        for name in self._names():
+            if TEMP_NAME.fullmatch(name):
+                try:
+                    if stat.S_ISREG(os.lstat(self.path / name).st_mode):
+                        names.append(name)
+                except FileNotFoundError:
+                    continue
+        return names
+
+    def clean_temporaries(self, older_than_s: float = DEFAULT_TEMP_AGE_S) -> list[str]:
+        """Remove temporary files last modified more than ``older_than_s`` seconds ago (a live
+        writer's file is younger); returns the names removed.  Touches nothing else."""
+        if not older_than_s >= 0:
+            raise FragmentFormatError(str(self.path), "older_than_s", f"must be >= 0, got {older_than_s}")
+        now, removed = time.time(), []
+        for name in self.temporaries():
+            path = self.path / name
+            try:
+                info = os.lstat(path)
+                if stat.S_ISREG(info.st_mode) and now - info.st_mtime >= older_than_s:
+                    os.unlink(path)
+                    removed.append(name)
+            except FileNotFoundError:
+                continue  # its writer finished (renamed it) or another cleaner got there first
+            except OSError as exc:
+                raise FragmentFormatError(str(path), "temporary", f"cannot remove: {_os_problem(exc)}") from None
+        return removed
+
+

@@ -1,0 +1,177 @@
+"""The compiled kernel large renders re-encode with on the CPU: each key element is read once from
+its fragment, rotated, rounded and written once into the render.  The torch path
+(``realstate.kernel.rope._rotate_run``) does the same arithmetic in six passes over a float32 scratch,
+which on a 2-core machine costs about three times a plain concatenation of the keys.
+
+The arithmetic is the literal formula's, term for term: the key widened exactly to float32,
+x₁ = k₁·c − k₂·s and x₂ = k₂·c + k₁·s from separately rounded products, rounded once to the
+storage dtype (round to nearest even, as torch rounds; a NaN stays a NaN, sign unspecified).
+numba compiles without fast-math, so LLVM neither reassociates nor fuses a multiply with an add
+(the tests read the compiled assembly for fused multiply-adds, and compare bits with the formula).
+
+It applies to CPU keys in bfloat16, float32, and float16 where the CPU converts half precision in
+hardware (F16C: LLVM's conversions, IEEE round to nearest even, as torch's); elsewhere the torch
+path runs.  The (layer, head) blocks are split between ``torch.get_num_threads()`` threads or as
+many as asked (plain threads calling a kernel that releases the GIL: safe under a caller's threads
+and forks, unlike numba's parallel loops).  Compiled on first use (about 2 s), cached on disk."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+
+import numba
+import numpy as np
+import torch
+from llvmlite import binding, ir
+from numba import types
+from numba.extending import intrinsic
+
+
+@intrinsic
+def _float_from_bits(typingctx, bits):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(args[0], ir.FloatType())
+    return types.float32(types.uint32), codegen
+
+
+@intrinsic
+def _bits_from_float(typingctx, x):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(args[0], ir.IntType(32))
+    return types.uint32(types.float32), codegen
+
+
+@intrinsic
+def _float_from_half(typingctx, bits):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.fpext(builder.bitcast(args[0], ir.HalfType()), ir.FloatType())
+    return types.float32(types.uint16), codegen
+
+
+@intrinsic
+def _half_from_float(typingctx, x):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.bitcast(builder.fptrunc(args[0], ir.HalfType()), ir.IntType(16))
+    return types.uint16(types.float32), codegen
+
+
+@numba.njit(inline="always")
+def _widen(h, ieee_half):  # type: ignore[no-untyped-def]
+    """16-bit key bits to float32, exactly: float16 by the hardware's conversion, bfloat16 by
+    making its bits the float32's top half."""
+    if ieee_half:
+        return _float_from_half(h)
+    return _float_from_bits(np.uint32(h) << np.uint32(16))
+
+
+@numba.njit(inline="always")
+def _narrow(x, ieee_half):  # type: ignore[no-untyped-def]
+    """float32 to 16-bit bits, round to nearest even: float16 by the hardware's conversion,
+    bfloat16 as torch's c10::BFloat16 rounds."""
+    if ieee_half:
+        return _half_from_float(x)
+    if x != x:
+        return np.uint16(0x7FC0)
+    u = _bits_from_float(x)
+    return np.uint16((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
+
+
+def _kernel(function):  # type: ignore[no-untyped-def]
+    """Compiled without fast-math, releasing the GIL, cached on disk where numba finds a writable
+    place (next to this file, or the user's cache); where it finds none, compiled in each process."""
+    try:
+        return numba.njit(nogil=True, cache=True)(function)
+    except RuntimeError:  # numba: "cannot cache function ...: no locator available"
+        return numba.njit(nogil=True)(function)
+
+
+@_kernel
+def _rotate_16bit(src, dst, row, cos, sin, ieee_half):  # type: ignore[no-untyped-def]
+    """``src`` [B, n, D] and ``dst`` [B, T, D] as uint16 bits of float16 (``ieee_half``) or
+    bfloat16; rows row..row+n of ``dst``."""
+    blocks, tokens, head_dim = src.shape
+    half = head_dim // 2
+    for b in range(blocks):
+        for t in range(tokens):
+            for j in range(half):
+                k1 = _widen(src[b, t, j], ieee_half)
+                k2 = _widen(src[b, t, j + half], ieee_half)
+                dst[b, row + t, j] = _narrow(k1 * cos[j] - k2 * sin[j], ieee_half)
+                dst[b, row + t, j + half] = _narrow(k2 * cos[j + half] + k1 * sin[j + half], ieee_half)
+
+
+@_kernel
+def _rotate_float32(src, dst, row, cos, sin, _):  # type: ignore[no-untyped-def]
+    """``src`` [B, n, D] and ``dst`` [B, T, D] as float32; rows row..row+n of ``dst``."""
+    blocks, tokens, head_dim = src.shape
+    half = head_dim // 2
+    for b in range(blocks):
+        for t in range(tokens):
+            for j in range(half):
+                k1 = src[b, t, j]
+                k2 = src[b, t, j + half]
+                dst[b, row + t, j] = k1 * cos[j] - k2 * sin[j]
+                dst[b, row + t, j + half] = k2 * cos[j + half] + k1 * sin[j + half]
+
+
+def _hardware_half() -> bool:
+    """Whether numba compiles for a CPU with F16C (without it, LLVM would call helper routines
+    for half precision that numba's JIT may not link)."""
+    cpu = numba.config.CPU_NAME
+    return (cpu is None or cpu == "host") and bool(binding.get_host_cpu_features().get("f16c", False))
+
+
+# storage dtype -> (kernel, numpy element type of its arrays, whether the bits are IEEE half)
+_KERNELS = {torch.bfloat16: (_rotate_16bit, np.uint16, False), torch.float32: (_rotate_float32, np.float32, False)}
+if _hardware_half():
+    _KERNELS[torch.float16] = (_rotate_16bit, np.uint16, True)
+DTYPES = tuple(_KERNELS)
+
+
+def applies(dest: torch.Tensor) -> bool:
+    """Whether renders into ``dest`` can use the kernel."""
+    return dest.device.type == "cpu" and dest.dtype in _KERNELS
+
+
+def _array(t: torch.Tensor, as_type: type) -> np.ndarray:
+    """A numpy view of ``t``'s bytes (no copy), its elements read as ``as_type`` (a tensor
+    that carries autograd history is read as plain data)."""
+    t = t.detach()
+    if t.dtype in (torch.bfloat16, torch.float16):
+        return t.view(torch.int16).numpy().view(as_type)
+    return t.numpy()
+
+
+def rotate_pieces(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, torch.Tensor, torch.Tensor]],
+                  threads: int | None = None) -> None:
+    """Write each ``(keys [L, H, n, D], position, cos [D], sin [D])`` into ``dest [L, H, T, D]``
+    at ``position`` along the token axis, rotated by the angles whose float32 cos and sin are
+    given, the blocks split between ``threads`` (default ``torch.get_num_threads()``).  The
+    callers (``realstate.kernel.rope``) have checked shapes, dtypes and positions."""
+    kernel, element, ieee_half = _KERNELS[dest.dtype]
+    head_dim = dest.shape[-1]
+    out = _array(dest.view(-1, dest.shape[2], head_dim), element)
+    work = [(_array(keys.reshape(-1, keys.shape[2], head_dim), element), position,
+             cos.numpy(), sin.numpy()) for keys, position, cos, sin in pieces]
+    blocks = out.shape[0]
+    threads = max(1, min(torch.get_num_threads() if threads is None else threads, blocks))
+    bounds = [blocks * i // threads for i in range(threads + 1)]
+
+    errors: list[BaseException] = []
+
+    def share(b0: int, b1: int) -> None:
+        try:
+            for src, position, cos, sin in work:
+                kernel(src[b0:b1], out[b0:b1], position, cos, sin, ieee_half)
+        except BaseException as exc:  # re-raised in the caller's thread below
+            errors.append(exc)
+
+    helpers = [threading.Thread(target=share, args=(bounds[i], bounds[i + 1])) for i in range(1, threads)]
+    for h in helpers:
+        h.start()
+    share(bounds[0], bounds[1])
+    for h in helpers:
+        h.join()
+    if errors:
+        raise errors[0]

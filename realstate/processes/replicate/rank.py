@@ -1,0 +1,155 @@
+"""What one ``torch.distributed`` rank does in the distributed replay of C7.
+
+1. Publish: the rank serialises the fragments it owns (fragment ``i`` belongs to rank
+   ``i mod world``) as fragment-file bytes; every rank receives every fragment over the process
+   group (``all_gather`` of uint8 tensors: lengths first, then padded bytes) and parses each
+   with the strict reader — bytes, never pickles.
+2. Deliver: the rank applies the fragments in its own seeded order, with re-deliveries (a copy
+   arriving again later) and drops (a delivery lost, then resent later), merging each arrival
+   into its replica state with the engine's join (``engine.collect`` / ``merge``).
+3. Render and agree: CanonicalMerge of the final state on the rank's device, then an
+   ``all_gather`` of the 32-byte render digests (and of the set digests), written to a result
+   file for the launcher.
+
+Every delivery is a freshly parsed copy (a new Python object), so dedup by identity is caught."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from realstate.kernel.engine import CANONICAL, Engine
+from realstate.kernel.fragment import Fragment
+from realstate.exchange.fragment_file import fragment_from_bytes, fragment_to_bytes, load_fragment
+from realstate.kernel.render import canonical_render
+
+# kinds of delivery in a rank's schedule
+FIRST, REDELIVERY, DROPPED, RESENT = "first", "re-delivery", "dropped", "resent"
+
+
+@dataclass(frozen=True)
+class RankJob:
+    rank: int
+    world: int
+    backend: str
+    device: str
+    init_method: str
+    fragment_files: tuple[str, ...]  # every fragment, in the launcher's order
+    seed: int
+    redeliveries: int
+    drops: int
+    plant: str | None
+    result_file: str
+    timeout_s: float
+
+
+def schedule(count: int, rank: int, seed: int, redeliveries: int, drops: int) -> list[tuple[int, str]]:
+    """The rank's deliveries: a seeded permutation, then ``drops`` deliveries lost and resent
+    later and ``redeliveries`` copies arriving again later (re-deliveries and resends are placed
+    after the delivery they repeat)."""
+    rng = random.Random(seed * 1_000_003 + rank)
+    order = list(range(count))
+    rng.shuffle(order)
+    deliveries: list[tuple[int, str]] = [(i, FIRST) for i in order]
+    for _ in range(min(drops, count)):
+        at = rng.randrange(len(deliveries))
+        index, kind = deliveries[at]
+        if kind != FIRST:
+            continue
+        deliveries[at] = (index, DROPPED)
+        deliveries.insert(rng.randrange(at, len(deliveries)) + 1, (index, RESENT))
+    for _ in range(redeliveries):
+        at = rng.randrange(len(deliveries))
+        deliveries.insert(rng.randrange(at, len(deliveries)) + 1, (deliveries[at][0], REDELIVERY))
+    return deliveries
+
+
+def _engine(plant: str | None) -> Engine:
+    if plant is None:
+        return CANONICAL
+    from realstate.evidence.planted import MUTANTS
+
+    return MUTANTS[plant]
+
+
+def _all_gather_bytes(payload: bytes, device: torch.device, world: int) -> list[bytes]:
+    """Every rank's ``payload`` (variable length): lengths first, then padded uint8 tensors."""
+    length = torch.tensor([len(payload)], dtype=torch.int64, device=device)
+    lengths = [torch.zeros_like(length) for _ in range(world)]
+    dist.all_gather(lengths, length)
+    sizes = [int(t.item()) for t in lengths]
+    padded = torch.zeros(max(sizes), dtype=torch.uint8, device=device)
+    if payload:
+        padded[: len(payload)] = torch.frombuffer(bytearray(payload), dtype=torch.uint8).to(device)
+    gathered = [torch.zeros_like(padded) for _ in range(world)]
+    dist.all_gather(gathered, padded)
+    return [bytes(t[:n].cpu().numpy().tobytes()) for t, n in zip(gathered, sizes)]
+
+
+def _pack(chunks: list[bytes]) -> bytes:
+    return b"".join(len(c).to_bytes(8, "little") + c for c in chunks)
+
+
+def _unpack(data: bytes) -> list[bytes]:
+    chunks, at = [], 0
+    while at < len(data):
+        n = int.from_bytes(data[at:at + 8], "little")
+        chunks.append(data[at + 8:at + 8 + n])
+        at += 8 + n
+    return chunks
+
+
+def run_rank(job: RankJob) -> None:
+    device = torch.device(job.device)
+    dist.init_process_group(job.backend, init_method=job.init_method, rank=job.rank, world_size=job.world,
+                            timeout=timedelta(seconds=job.timeout_s))
+    try:
+        result = _replay(job, device)
+    finally:
+        dist.destroy_process_group()
+    Path(job.result_file).write_text(json.dumps(result))
+
+
+def _replay(job: RankJob, device: torch.device) -> dict[str, Any]:
+    # 1. publish my fragments, receive everyone's as bytes
+    mine = [fragment_to_bytes(load_fragment(path)) for i, path in enumerate(job.fragment_files)
+            if i % job.world == job.rank]
+    received: dict[int, bytes] = {}
+    for owner, packed in enumerate(_all_gather_bytes(_pack(mine), device, job.world)):
+        owned = [i for i in range(len(job.fragment_files)) if i % job.world == owner]
+        for index, data in zip(owned, _unpack(packed), strict=True):
+            received[index] = data
+    # 2. deliver in my own order, merging each arrival into my replica state
+    engine = _engine(job.plant)
+    deliveries = schedule(len(received), job.rank, job.seed, job.redeliveries, job.drops)
+    state: Any = engine.collect([])
+    applied, arrivals = 0, []
+    for index, kind in deliveries:
+        if kind == DROPPED:
+            continue
+        arrival = fragment_from_bytes(received[index], f"rank {job.rank} delivery of fragment {index}").to(device)
+        state = state.merge(engine.collect([arrival]))
+        applied += 1
+        if index not in arrivals:
+            arrivals.append(index)
+    members: list[Fragment] = list(state)
+    # 3. render, and agree on the digests
+    rendered = canonical_render(members, 0, engine)
+    digest = bytes.fromhex(rendered.digest())
+    set_digest = hashlib.sha256(b"".join(sorted(f.content_id for f in members))).digest()
+    digests = _all_gather_bytes(digest, device, job.world)
+    sets = _all_gather_bytes(set_digest, device, job.world)
+    return {"rank": job.rank, "backend": job.backend, "device": str(device), "deliveries": len(deliveries),
+            "applied": applied, "redeliveries": sum(k == REDELIVERY for _, k in deliveries),
+            "drops": sum(k == DROPPED for _, k in deliveries), "members": len(members),
+            "arrivals": arrivals[:16],
+            "digest": digest.hex(), "set_digest": set_digest.hex(), "tokens": rendered.tokens,
+            "gathered_digests": [d.hex() for d in digests], "gathered_sets": [d.hex() for d in sets]}

@@ -1,0 +1,99 @@
+"""The nemesis: where and when each fault lands, and the faults it performs itself.
+
+The plan is drawn from the seed before the run, so a run's faults are reproducible in kind and
+count; their timing against the real processes is not (that is the point).  Process kills are
+carried out by the harness's drivers (they know when a command has started); the nemesis
+itself restarts the endpoint's gateway and performs torn uploads."""
+
+from __future__ import annotations
+
+import os
+import random
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from realstate.exchange.fragment_file import fragment_to_bytes
+from realstate.processes.soak.gateway import Gateway
+from realstate.processes.soak.settings import SoakSettings
+from realstate.processes.soak.synthetic import soak_fragment
+from realstate.exchange.stores import fragment_name, is_s3_url, parse_s3_url
+
+
+@dataclass
+class FaultPlan:
+    kill_puts: set[int] = field(default_factory=set)  # put numbers (0..) to kill mid-operation
+    kill_merges: set[int] = field(default_factory=set)  # merge numbers to kill mid-operation
+    restarts_at: set[int] = field(default_factory=set)  # operation numbers at which the gateway restarts
+    torn_at: set[int] = field(default_factory=set)  # operation numbers at which an upload is torn
+    schedule: list[tuple[int, int]] = field(default_factory=list)  # merges: (dst, src) replica numbers
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+def _spread(total: int, kinds: tuple[str, ...]) -> dict[str, int]:
+    counts = {k: total // len(kinds) for k in kinds} if kinds else {}
+    for k in kinds[: total % len(kinds)] if kinds else ():
+        counts[k] += 1
+    return counts
+
+
+def plan_faults(settings: SoakSettings) -> FaultPlan:
+    rng = random.Random(settings.seed)
+    counts = _spread(settings.faults, settings.active_kinds())
+    puts = settings.agents * settings.fragments
+    schedule = []
+    for _ in range(settings.merges):
+        dst, src = rng.sample(range(settings.replicas), 2)
+        schedule.append((dst, src))
+    for _ in range(counts.get("duplicate-merge", 0)):
+        k = rng.randrange(len(schedule))
+        schedule.insert(rng.randrange(k, len(schedule)) + 1, schedule[k])
+    for _ in range(counts.get("reorder-merges", 0)):
+        a = rng.randrange(len(schedule))
+        b = min(len(schedule), a + rng.randint(2, 6))
+        schedule[a:b] = reversed(schedule[a:b])
+    operations = puts + len(schedule)
+    return FaultPlan(
+        kill_puts=set(rng.sample(range(puts), min(puts, counts.get("kill-put", 0)))),
+        kill_merges=set(rng.sample(range(len(schedule)), min(len(schedule), counts.get("kill-merge", 0)))),
+        restarts_at=set(rng.sample(range(operations), min(operations, counts.get("restart-endpoint", 0)))),
+        torn_at=set(rng.sample(range(operations), min(operations, counts.get("torn-upload", 0)))),
+        schedule=schedule, counts=counts)
+
+
+def restart_gateway(gateway: Gateway, rng: random.Random, in_flight: Callable[[], bool]) -> bool:
+    """SIGKILL the endpoint's front (dropping every connection mid-transfer), stay down a moment,
+    start it again on the same port.  Returns whether an S3 operation was in flight at the kill."""
+    time.sleep(rng.uniform(0.0, 0.02))
+    with gateway.lock:
+        busy = in_flight()
+        gateway.kill()
+        time.sleep(rng.uniform(0.05, 0.3))
+        gateway.start()
+        gateway.restarts += 1
+    return busy
+
+
+def torn_upload(location: str, gateway: Gateway | None, settings: SoakSettings, agent: int, index: int) -> str:
+    """Half of a real fragment's upload, then the writer vanishes.  Returns what was done."""
+    fragment = soak_fragment(settings.seed, agent, index, settings.shape)
+    data = fragment_to_bytes(fragment)
+    name = fragment_name(fragment.content_id)
+    if is_s3_url(location):
+        assert gateway is not None
+        at = parse_s3_url(location)
+        request = (f"PUT /{at.bucket}/{at.prefix}{name} HTTP/1.1\r\nHost: 127.0.0.1:{gateway.listen_port}\r\n"
+                   f"Content-Length: {len(data)}\r\nIf-None-Match: *\r\n\r\n").encode("ascii")
+        try:
+            with socket.create_connection(("127.0.0.1", gateway.listen_port), timeout=5) as conn:
+                conn.sendall(request + data[: len(data) // 2])
+                time.sleep(0.05)
+        except OSError:
+            return f"S3 PUT of {name[:16]} cut (the gateway was down)"
+        return f"S3 PUT of {name[:16]}: {len(data) // 2} of {len(data)} bytes sent, then the connection closed"
+    temp = os.path.join(location, f".tmp-{4_000_000 + agent}-{secrets.token_hex(8)}")
+    with open(temp, "wb") as handle:  # what a writer killed mid-write leaves behind
+        handle.write(data[: len(data) // 2])
+    return f"half-written temporary {os.path.basename(temp)} for {name[:16]}"

@@ -1,0 +1,62 @@
+"""One soak process: an agent (publishes fragments into its replica) or an anti-entropy process
+(merges one replica into another), driven by messages on a pipe.
+
+Protocol: the worker sends ``{"ready": true}`` once started; then for each command it sends
+``{"started": true}`` before doing anything (so the nemesis can kill it mid-operation) and one
+reply: ``{"ok": true, ...}`` or ``{"ok": false, "error": "..."}``.  Commands:
+``{"op": "put", "store": LOC, "agent": A, "index": J}`` and ``{"op": "merge", "dst": LOC, "src": LOC}``.
+Everything goes through the product's own store code (``realstate.exchange.stores``)."""
+
+from __future__ import annotations
+
+import os
+from multiprocessing.connection import Connection
+from typing import Any
+
+from realstate.processes.soak.synthetic import FragmentShape, soak_fragment
+from realstate.exchange.stores import FragmentStore, open_store
+from realstate.exchange.stores.anti_entropy import merge_stores
+from spec import InputError, content_id_hex
+
+
+class Replicas:
+    """The stores this process has opened (each opened once: S3 opening costs requests)."""
+
+    def __init__(self) -> None:
+        self._open: dict[str, FragmentStore] = {}
+
+    def __getitem__(self, location: str) -> FragmentStore:
+        if location not in self._open:
+            self._open[location] = open_store(location, create=True)
+        return self._open[location]
+
+
+def execute(command: dict[str, Any], replicas: Replicas, seed: int, shape: FragmentShape) -> dict[str, Any]:
+    if command["op"] == "put":
+        fragment = soak_fragment(seed, command["agent"], command["index"], shape)
+        added = replicas[command["store"]].put(fragment)
+        return {"ok": True, "id": content_id_hex(fragment.content_id), "added": added}
+    if command["op"] == "merge":
+        result = merge_stores(replicas[command["dst"]], replicas[command["src"]])
+        return {"ok": True, "added": result.added, "missing": result.missing, "bytes": result.bytes_copied}
+    raise InputError(f"unknown command {command['op']!r}")
+
+
+def serve(conn: Connection, seed: int, shape: FragmentShape, env: dict[str, str]) -> None:
+    """The process's main loop (the target of a forked ``multiprocessing`` process)."""
+    os.environ.update(env)  # the loopback endpoint, read by boto3's standard chain in this process
+    replicas = Replicas()
+    conn.send({"ready": True})
+    while True:
+        try:
+            command = conn.recv()
+        except EOFError:
+            return
+        if command.get("op") == "stop":
+            return
+        conn.send({"started": True})
+        try:
+            reply = execute(command, replicas, seed, shape)
+        except (InputError, OSError) as exc:  # reported, not fatal: the harness retries or moves on
+            reply = {"ok": False, "error": str(exc)[:500]}
+        conn.send(reply)
