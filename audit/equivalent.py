@@ -14,7 +14,7 @@ _EXPORT_ONLY = ("the SMT-LIB logic is only written into files `prove --smt2` exp
                 "solver run by prove never reads it")
 _PREFER = "Goal.prefer only shapes a counterexample (small ids, plain floats); it never takes part in a verdict"
 
-_PROBE_SIZE = ("realstate.kernel.engine.chunk_probes picks the chunk sizes verify renders with to drive the chunked "
+_PROBE_SIZE = ("realstate.evidence.probes.chunk_probes picks the chunk sizes verify renders with to drive the chunked "
                "path: any positive size renders the same bits (the chunked and small paths are the literal "
                "formula term for term), so another size changes which rows share a chunk, not the render")
 

@@ -14,7 +14,6 @@ from typing import Any
 
 from audit.scratch import Patch
 
-
 # where a target file lay when its mutants were first judged: a file that moved keeps its mutants'
 # hashes (and so its judgements in audit.equivalent) under the path it had then
 PATH_OF_RECORD: dict[str, str] = {

@@ -20,9 +20,9 @@ import torch
 from bench_realstate import median_seconds  # this folder is on sys.path when run as a script
 
 import oracle
+from realstate.evidence.oracle_bridge import fragment_data
 from realstate.kernel.fingerprint import Fingerprint
 from realstate.kernel.fragment import Fragment
-from realstate.evidence.oracle_bridge import fragment_data
 from realstate.kernel.render import canonical_render
 
 

@@ -22,8 +22,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_realstate import paired  # noqa: E402
 
-from realstate.models.geometry import GEOMETRIES  # noqa: E402
 from realstate.kernel.order_value import exact_order_value, fsum_order_value  # noqa: E402
+from realstate.models.geometry import GEOMETRIES  # noqa: E402
 
 
 def bits(x: float) -> int:

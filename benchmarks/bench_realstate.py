@@ -31,9 +31,9 @@ import realstate.kernel.rope as rope
 from realstate.kernel.engine import CANONICAL, Engine, unfused
 from realstate.kernel.fingerprint import Fingerprint
 from realstate.kernel.fragment import Fragment, content_id_of, tensor_bytes
-from realstate.models.geometry import GEOMETRIES
 from realstate.kernel.order_value import exact_order_value, fsum_order_value
 from realstate.kernel.render import canonical_render
+from realstate.models.geometry import GEOMETRIES
 
 TINY_TOKENS = [6, 9, 12, 15, 18]
 

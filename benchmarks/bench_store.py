@@ -24,11 +24,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import torch
 
+from realstate.exchange.stores import open_store
+from realstate.exchange.stores.anti_entropy import merge_stores
 from realstate.kernel.fingerprint import Fingerprint
 from realstate.kernel.fragment import Fragment
 from realstate.processes.soak.endpoint import LOCAL_CREDENTIALS, MotoEndpoint
-from realstate.exchange.stores import open_store
-from realstate.exchange.stores.anti_entropy import merge_stores
 
 BUCKET = "canonmerge-bench"
 

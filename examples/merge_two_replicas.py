@@ -1,14 +1,14 @@
 """Library use: build fragments from two agents' caches, merge two replicas, render, decode.
 
 Runs on a laptop CPU with the tiny seeded Qwen3 (seeded weights, not real ones); with your own
-model use ``realstate.models.loading.from_model(model)`` or ``load_checkpoint(directory)`` instead."""
+model use ``realstate.models.loaded.from_model(model)`` or ``load_checkpoint(directory)`` instead."""
 
 import torch
 from transformers import DynamicCache
 
 from realstate import Fragment, canonical_merge, fragment_set
 from realstate.models.continuation import greedy_continue
-from realstate.models.loading import load_seeded
+from realstate.models.seeded import load_seeded
 
 lm = load_seeded("qwen3-tiny")
 

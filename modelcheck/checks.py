@@ -22,12 +22,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from modelcheck import schedules as en
 from modelcheck import oracle_link
 from modelcheck import properties as P
+from modelcheck import schedules as en
 from modelcheck.backend import Backend, FragmentDesc, Universe, render_digests
-from modelcheck.schedules import Expr, Join, Leaf
 from modelcheck.program import ProgramBuilder, evaluate, failed_expectations, run_program
+from modelcheck.schedules import Expr, Join, Leaf
 from modelcheck.trace import make_trace
 from modelcheck.unions import Leaves, comb_states, tree_states
 from spec import Check, Progress, canonical_order, no_progress

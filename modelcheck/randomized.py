@@ -15,12 +15,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from modelcheck import schedules as en
 from modelcheck import properties as P
+from modelcheck import schedules as en
 from modelcheck.backend import DTYPE_BITS, Backend, FragmentDesc, Geometry, Universe
 from modelcheck.checks import Tallies, UniverseCheck
-from modelcheck.schedules import Expr, Join, Leaf
 from modelcheck.program import evaluate
+from modelcheck.schedules import Expr, Join, Leaf
 from spec import Progress, no_progress
 
 SPECIALS: dict[str, tuple[int, ...]] = {

@@ -9,8 +9,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from modelcheck import schedules as en
 from modelcheck import properties as P
+from modelcheck import schedules as en
 from modelcheck import trace as trace_io
 from modelcheck.backend import Backend, Universe
 from modelcheck.checks import Row, Tallies, Tally

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from modelcheck import schedules as en
 from modelcheck import properties as P
+from modelcheck import schedules as en
 from modelcheck.backend import Backend
 from modelcheck.checks import Row, Tallies, Tally, UniverseCheck
 from modelcheck.gossip import GossipConfig, GossipResult, explore

@@ -5,7 +5,7 @@ Library use (see README): build ``Fragment``s from your agents' caches with
 ``Fragment.from_cache``, merge replicas with ``fragment_set(...).merge(...)`` and render with
 ``canonical_merge`` to get a ``DynamicCache`` ready for decoding.
 
-Names are imported on first use (PEP 562), so ``import realstate.settings`` stays torch-free
+Names are imported on first use (PEP 562), so ``import realstate.replay.settings`` stays torch-free
 and the command line starts quickly."""
 
 from __future__ import annotations

@@ -15,7 +15,14 @@ from spec.claims import (
     registered,
     select_checks,
 )
-from spec.errors import InputError
+from spec.errors import (
+    ArgumentError,
+    CanonmergeError,
+    FormatError,
+    InputError,
+    InstrumentError,
+    UsageError,
+)
 from spec.fragment_set import FragmentSet
 from spec.ids import CONTENT_ID_BYTES, content_id_hex, parse_content_id_hex, require_content_id
 from spec.ordering import (
@@ -36,7 +43,12 @@ __all__ = [
     "Claim",
     "ClaimResult",
     "FragmentSet",
+    "ArgumentError",
+    "CanonmergeError",
+    "FormatError",
     "InputError",
+    "InstrumentError",
+    "UsageError",
     "ORDER_KEY_BYTES",
     "Outcome",
     "PartReport",

@@ -164,11 +164,12 @@ def register(claim_id: str, part: str, name: str, expect: Expect, statement: str
 
 
 def registered(part: str | None = None, claim_id: str | None = None) -> list[Check]:
-    """Registered checks, in claim order then registration order, optionally filtered."""
+    """Registered checks, optionally filtered, in claim order, then in the order the claim lists
+    its parts, then by name: an order that does not depend on which module registered first."""
     order = list(CLAIMS)
     chosen = [c for c in _REGISTRY.values()
               if (part is None or c.part == part) and (claim_id is None or c.claim == claim_id)]
-    return sorted(chosen, key=lambda c: order.index(c.claim))
+    return sorted(chosen, key=lambda c: (order.index(c.claim), CLAIMS[c.claim].checked_by.index(c.part), c.name))
 
 
 def select_checks(part: str, only: str | None) -> list[Check]:

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from realstate.bench import controls
-from realstate.bench.controls import ControlInvalid
 from realstate.kernel.fragment import Fragment
+from spec import InstrumentError
 from tests.realstate_helpers import random_fragment, tiny_fingerprint
 
 FP = tiny_fingerprint("float32")
@@ -22,22 +22,22 @@ def test_zeroed_control_passes_and_a_non_zero_one_fails(real):
     controls.check_zeroed(real, control)
     leaky = control.keys.clone()
     leaky[0, 0, 3, 1] = 1e-30  # one surviving entry is enough to fail
-    with pytest.raises(ControlInvalid, match="non-zero"):
+    with pytest.raises(InstrumentError, match="non-zero"):
         controls.check_zeroed(real, Fragment(FP, 0, leaky, control.values))
-    with pytest.raises(ControlInvalid, match="all zero"):
+    with pytest.raises(InstrumentError, match="all zero"):
         controls.check_zeroed(control, control)  # zeroing a zero fragment tests nothing
 
 
 def test_deranged_control_must_differ_and_come_from_another_problem_of_the_family(real):
     donor = random_fragment(FP, 9, seed=2)
     controls.check_deranged(real, donor, "p1", "bridge", "p2", "bridge")
-    with pytest.raises(ControlInvalid, match="equals the real fragment"):
+    with pytest.raises(InstrumentError, match="equals the real fragment"):
         controls.check_deranged(real, real.copy(), "p1", "bridge", "p2", "bridge")
-    with pytest.raises(ControlInvalid, match="same problem"):
+    with pytest.raises(InstrumentError, match="same problem"):
         controls.check_deranged(real, donor, "p1", "bridge", "p1", "bridge")
-    with pytest.raises(ControlInvalid, match="family"):
+    with pytest.raises(InstrumentError, match="family"):
         controls.check_deranged(real, donor, "p1", "bridge", "p2", "retrieval")
-    with pytest.raises(ControlInvalid, match="same positions"):
+    with pytest.raises(InstrumentError, match="same positions"):
         controls.check_deranged(real, random_fragment(FP, 8, seed=3), "p1", "bridge", "p2", "bridge")
 
 
@@ -47,15 +47,15 @@ def test_moment_matched_noise_has_the_real_moments_and_wrong_moments_fail(real):
     assert not torch.equal(noise.keys, real.keys)
     assert torch.equal(noise.keys, controls.moment_matched(real, seed=5).keys)  # seeded
     doubled = Fragment(FP, 0, noise.keys * 2, noise.values)  # std twice too large (and mean too)
-    with pytest.raises(ControlInvalid, match="keys"):
+    with pytest.raises(InstrumentError, match="keys"):
         controls.check_moment_matched(real, doubled)
     shifted = Fragment(FP, 0, noise.keys, noise.values + noise.values.std())  # mean off by one std
-    with pytest.raises(ControlInvalid, match="values"):
+    with pytest.raises(InstrumentError, match="values"):
         controls.check_moment_matched(real, shifted)
     plain = Fragment(FP, 0, torch.randn(real.keys.shape), torch.randn(real.values.shape))  # unmatched N(0, 1)
-    with pytest.raises(ControlInvalid):
+    with pytest.raises(InstrumentError):
         controls.check_moment_matched(real, plain)
-    with pytest.raises(ControlInvalid, match="equals"):
+    with pytest.raises(InstrumentError, match="equals"):
         controls.check_moment_matched(real, real.copy())
 
 

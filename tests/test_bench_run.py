@@ -77,7 +77,7 @@ def test_a_rerun_with_the_same_seed_gives_identical_json_apart_from_timings():
 
 def test_agent_fragments_at_a_smaller_budget_are_prefixes_of_one_run():
     from realstate.models.agents import run_agent
-    from realstate.models.loading import load_seeded
+    from realstate.models.seeded import load_seeded
 
     lm = load_seeded("qwen3-tiny")
     ids = list(b"Mira lives in Oslo.\n")

@@ -5,7 +5,9 @@ import pytest
 
 import modelcheck.properties  # noqa: F401  (registers modelcheck's checks)
 import proofs.catalog  # noqa: F401
-import realstate.properties  # noqa: F401
+import realstate.bench.properties  # noqa: F401
+import realstate.processes.properties  # noqa: F401
+import realstate.replay.properties  # noqa: F401
 from spec import CLAIMS, Check, Expect, Outcome, register, registered
 
 

@@ -1,4 +1,4 @@
-"""Malformed fragment files and store entries: each is refused with a ``FragmentFormatError``
+"""Malformed fragment files and store entries: each is refused with a ``FormatError``
 naming the field, through the CLI with exit 2 and no traceback, and the store is left unchanged.
 
 Every case changes one thing of an otherwise valid file (keeping the declared content id right
@@ -19,16 +19,17 @@ import pytest
 import torch
 
 from canonmerge.cli import main
-from realstate.kernel.fingerprint import Fingerprint
-from realstate.kernel.fragment import Fragment, content_id_of, tensor_bytes
 from realstate.exchange.fragment_file import (
-    FragmentFormatError,
+    FormatError,
     Limits,
     fragment_from_bytes,
     fragment_to_bytes,
     load_fragment,
 )
 from realstate.exchange.stores import MARKER_NAME, DirectoryStore
+from realstate.exchange.stores.anti_entropy import merge_stores
+from realstate.kernel.fingerprint import Fingerprint
+from realstate.kernel.fragment import Fragment, content_id_of, tensor_bytes
 from tests.realstate_helpers import bits, random_fragment, tiny_fingerprint
 
 FP = tiny_fingerprint()  # bfloat16, L=2, H=2, D=4
@@ -158,7 +159,7 @@ def deep_nesting() -> bytes:
 class Case:
     name: str
     make: Callable[[], bytes]
-    field: str  # the FragmentFormatError.field
+    field: str  # the FormatError.field
     says: str  # a phrase the message must contain
     limits: Limits | None = None
 
@@ -315,7 +316,7 @@ def test_bad_file_is_refused_everywhere(case: Case, tmp_path: Path, store: Direc
     path.write_bytes(data)
     limits = case.limits or Limits()
     for load in (lambda: fragment_from_bytes(data, "bad.cmfrag", limits), lambda: load_fragment(path, limits)):
-        with pytest.raises(FragmentFormatError) as caught:
+        with pytest.raises(FormatError) as caught:
             load()
         assert caught.value.field == case.field, str(caught.value)
         assert case.says in str(caught.value)
@@ -324,7 +325,7 @@ def test_bad_file_is_refused_everywhere(case: Case, tmp_path: Path, store: Direc
     if case.limits is not None:
         return  # the CLI uses the default limits; see test_absurd_sizes_are_refused_before_allocation
     before = snapshot(store.path)
-    with pytest.raises(FragmentFormatError):
+    with pytest.raises(FormatError):
         store.put_file(path)
     assert snapshot(store.path) == before
     for argv in (("fragment", "inspect", str(path)), ("store", "put", str(store.path), str(path))):
@@ -372,7 +373,7 @@ def test_absurd_sizes_are_refused_before_anything_is_allocated(tmp_path: Path,
     try:
         for load in (lambda: load_fragment(big), lambda: fragment_from_bytes(huge_tokens(), "x", Limits(
                 max_tokens=10**15))):
-            with pytest.raises(FragmentFormatError):
+            with pytest.raises(FormatError):
                 load()
         _, peak = tracemalloc.get_traced_memory()
     finally:
@@ -436,14 +437,14 @@ def test_bad_store_entry_is_refused_not_skipped(name: str, make, field: str, say
                                                 store: DirectoryStore, capsys: pytest.CaptureFixture[str]) -> None:
     make(store, tmp_path)
     before = snapshot(store.path)
-    with pytest.raises(FragmentFormatError) as caught:
+    with pytest.raises(FormatError) as caught:
         DirectoryStore(store.path).fragments()
     assert caught.value.field == field and says in str(caught.value), str(caught.value)
     assert str(store.path) in str(caught.value)  # names the file (or the store) at fault
     dst = DirectoryStore(tmp_path / "dst", create=True)
     dst_before = snapshot(dst.path)
-    with pytest.raises(FragmentFormatError):
-        dst.merge(DirectoryStore(store.path))
+    with pytest.raises(FormatError):
+        merge_stores(dst, DirectoryStore(store.path))
     assert snapshot(dst.path) == dst_before
     for argv in (("store", "list", str(store.path)), ("store", "merge", str(dst.path), str(store.path)),
                  ("store", "merge", str(tmp_path / "new"), str(store.path)),
@@ -459,7 +460,7 @@ def test_bad_store_entry_is_refused_not_skipped(name: str, make, field: str, say
 def test_ids_from_untrusted_input_are_parsed_strictly(text: str, store: DirectoryStore) -> None:
     before = snapshot(store.path)
     for use in (store.get, store.path_of):
-        with pytest.raises(FragmentFormatError) as caught:
+        with pytest.raises(FormatError) as caught:
             use(text)
         assert caught.value.field == "content id" and "not a content id" in str(caught.value)
     assert text not in store
@@ -472,7 +473,7 @@ def test_fragments_of_another_model_are_refused_by_put_and_merge(tmp_path: Path,
     path = tmp_path / "alien.cmfrag"
     path.write_bytes(fragment_to_bytes(alien))
     before = snapshot(store.path)
-    with pytest.raises(FragmentFormatError, match="weights"):
+    with pytest.raises(FormatError, match="weights"):
         store.put_file(path)
     code, _, err = cli(capsys, "store", "put", str(store.path), str(path))
     assert code == 2 and "fingerprint: differs from the store's fingerprint in weights" in err
@@ -496,27 +497,27 @@ def test_render_refuses_fragments_of_another_model_naming_the_fields(store: Dire
 def test_writers_refuse_fragments_the_format_forbids(tmp_path: Path, store: DirectoryStore) -> None:
     nan = Fragment(FP, 0, with_value(GOOD.keys, (0, 0, 0, 0), NAN), GOOD.values)
     before = snapshot(store.path)
-    with pytest.raises(FragmentFormatError, match="NaN"):
+    with pytest.raises(FormatError, match="NaN"):
         fragment_to_bytes(nan)
-    with pytest.raises(FragmentFormatError, match="NaN"):
+    with pytest.raises(FormatError, match="NaN"):
         store.put(nan)
     assert snapshot(store.path) == before
 
 
 def test_non_regular_and_missing_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(FragmentFormatError, match="file type: is not a regular file"):
+    with pytest.raises(FormatError, match="file type: is not a regular file"):
         load_fragment(tmp_path)
-    with pytest.raises(FragmentFormatError, match="file: cannot open"):
+    with pytest.raises(FormatError, match="file: cannot open"):
         load_fragment(tmp_path / "missing.cmfrag")
     link = tmp_path / "link.cmfrag"
     (tmp_path / "real.cmfrag").write_bytes(fragment_to_bytes(GOOD))
     os.symlink(tmp_path / "real.cmfrag", link)
     assert load_fragment(link).content_id == GOOD.content_id  # a user's own symlink is followed
-    with pytest.raises(FragmentFormatError, match="symbolic link"):
+    with pytest.raises(FormatError, match="symbolic link"):
         load_fragment(link, follow_symlinks=False)  # but never inside a store
     fifo = tmp_path / "fifo.cmfrag"
     os.mkfifo(fifo)
-    with pytest.raises(FragmentFormatError, match="not a regular file"):
+    with pytest.raises(FormatError, match="not a regular file"):
         load_fragment(fifo)  # does not block waiting for a writer
     code, _, err = cli(capsys, "store", "list", str(tmp_path / "nowhere"))
     assert code == 2 and "no such store directory" in err

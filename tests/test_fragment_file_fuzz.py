@@ -1,5 +1,5 @@
 """Fuzzing the fragment loader: mutated, truncated and spliced valid files either load as one of
-the original fragments (same id, same bits) or raise ``FragmentFormatError`` — nothing else.
+the original fragments (same id, same bits) or raise ``FormatError`` — nothing else.
 
 Byte-level mutations test robustness; header-aware ones (rewrite a number or a string of the JSON
 header and fix the length prefix) reach the deeper layout checks.  Budget: 200 examples,
@@ -16,8 +16,9 @@ import torch
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
+from realstate.exchange.fragment_file import Limits, fragment_from_bytes, fragment_to_bytes, load_fragment
 from realstate.kernel.fragment import content_id_of
-from realstate.exchange.fragment_file import FragmentFormatError, Limits, fragment_from_bytes, fragment_to_bytes, load_fragment
+from spec import FormatError
 from tests.realstate_helpers import bits, random_fragment, tiny_fingerprint
 
 BASES = [
@@ -96,7 +97,7 @@ def mutated_file(draw: st.DrawFn) -> bytes:
 def check_outcome(load, record: bool = False) -> str:
     try:
         fragment = load()
-    except FragmentFormatError as exc:
+    except FormatError as exc:
         assert exc.field and str(exc).startswith(f"{exc.source}: {exc.field}: ")
         if record:
             event(f"refused: {exc.field}")

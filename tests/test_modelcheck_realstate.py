@@ -10,8 +10,8 @@ import modelcheck
 from canonmerge.cli import main
 from canonmerge.commands.check import PLANTED
 from realstate.evidence.checker_backend import RealstateBackend, make_backend
-from realstate.kernel.engine import CANONICAL
 from realstate.evidence.planted import MUTANTS
+from realstate.kernel.engine import CANONICAL
 from spec import Outcome
 
 

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 
 import modelcheck
-from modelcheck import schedules as en
 from modelcheck import properties as P
+from modelcheck import schedules as en
 from modelcheck import shards
 from modelcheck.checks import Tallies, UniverseCheck
 from modelcheck.reference import ReferenceBackend
-from modelcheck.trace_replay import replay
 from modelcheck.shards import BackendRecipe, Settings, c3_orderings, merge, perform, plan, prefixes
+from modelcheck.trace_replay import replay
 from modelcheck.universes import universe
 from spec import Outcome
 from tests.broken_backends import planted_reference

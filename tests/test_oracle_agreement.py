@@ -99,7 +99,7 @@ def test_the_order_value_reads_the_middle_layer_not_the_last():
 @pytest.fixture(scope="module")
 def agent_fragments():
     from realstate.models.agents import run_agent, run_agents, seeded_prompts
-    from realstate.models.loading import load_seeded
+    from realstate.models.seeded import load_seeded
 
     lm = load_seeded("qwen3-tiny")
     fragments = [run.fragment for run in run_agents(lm, 3, latent_steps=1)]

@@ -11,14 +11,16 @@ from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
 
 from audit.scratch import Patch, ScratchCopy
 from canonmerge.cli import main
-from realstate.kernel.adapter import cache_from_tensors, fragment_from_cache
+from realstate.kernel.adapter import cache_from_tensors
+from realstate.kernel.fragment import Fragment
+from realstate.kernel.render import canonical_render
 from realstate.models.agents import run_agents
 from realstate.models.architectures import ARCHITECTURES, architecture_of, probe_positions
 from realstate.models.continuation import greedy_continue
-from realstate.replay.fidelity import fidelity
 from realstate.models.geometry import GEOMETRIES
-from realstate.models.loading import from_model, load_seeded
-from realstate.kernel.render import canonical_render
+from realstate.models.loaded import from_model
+from realstate.models.seeded import load_seeded
+from realstate.replay.fidelity import fidelity
 from spec import InputError
 from tests.realstate_helpers import bits, random_fragment, tiny_fingerprint
 
@@ -141,7 +143,8 @@ def test_refusal_lists_every_field_that_does_not_fit():
 
 
 def test_library_errors_name_the_argument_and_the_cli_names_the_flag(capsys):
-    from realstate.settings import ArgumentError, ReplaySettings
+    from realstate.replay.settings import ReplaySettings
+    from spec import ArgumentError
 
     with pytest.raises(ArgumentError, match=r"^agents=7 must be 1\.\.6"):
         ReplaySettings(agents=7).validate()
@@ -156,7 +159,7 @@ def test_adapter_round_trips_bits_and_never_aliases_the_render():
     rendered = canonical_render([random_fragment(fp, 3, seed=1), random_fragment(fp, 2, seed=2)])
     cache = cache_from_tensors(rendered.keys, rendered.values)
     assert isinstance(cache, DynamicCache) and cache.get_seq_length() == 5 and len(cache.layers) == fp.layers
-    back = fragment_from_cache(cache, fp, start=0)
+    back = Fragment.from_cache(cache, fp, start=0)
     assert torch.equal(bits(back.keys), bits(rendered.keys)) and torch.equal(bits(back.values), bits(rendered.values))
     cache.layers[0].keys.zero_()
     assert rendered.digest() == canonical_render([random_fragment(fp, 3, seed=1),
@@ -171,13 +174,13 @@ def test_adapter_refuses_sliding_layers_and_mismatched_values():
     cache = cache_from_tensors(frag.keys, frag.values)
     cache.layers[1].values = cache.layers[1].values[:, :, :2]
     with pytest.raises(InputError, match="layer 1: values"):
-        fragment_from_cache(cache, fp)
+        Fragment.from_cache(cache, fp)
     sliding = DynamicCache()
     sliding.layers = [DynamicSlidingWindowLayer(sliding_window=2) for _ in range(fp.layers)]
     for i, layer in enumerate(sliding.layers):
         layer.update(frag.keys[i].unsqueeze(0), frag.values[i].unsqueeze(0))
     with pytest.raises(InputError, match="sliding-window layer"):
-        fragment_from_cache(sliding, fp)
+        Fragment.from_cache(sliding, fp)
 
 
 # --- planted bugs in the architecture code, caught by the product's own command ------------------

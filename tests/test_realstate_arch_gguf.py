@@ -68,9 +68,9 @@ def test_header_summary_counts_tensor_types(tiny_gguf):
 
 
 def test_gguf_checkpoint_file_or_directory_loads_offline_and_says_what_the_weights_are(tiny_gguf):
-    from realstate.models.agents import run_agents
-    from realstate.models.loading import load_checkpoint
     from realstate.kernel.render import canonical_render
+    from realstate.models.agents import run_agents
+    from realstate.models.checkpoint import load_checkpoint
 
     lm = load_checkpoint(tiny_gguf)
     file_hash = hashlib.sha256(tiny_gguf.read_bytes()).hexdigest()
@@ -102,7 +102,7 @@ def test_malformed_gguf_exits_2_naming_the_file(tmp_path, capsys, content, probl
 
 
 def test_checkpoint_directory_with_two_ggufs_or_none_is_refused(tmp_path, capsys):
-    from realstate.models.loading import load_checkpoint
+    from realstate.models.checkpoint import load_checkpoint
 
     with pytest.raises(InputError, match=r"^checkpoint=.* has no config.json and no .gguf file"):
         load_checkpoint(tmp_path)
@@ -128,7 +128,7 @@ def test_absent_package_is_exit_2_with_the_install_command(monkeypatch, capsys):
 
 
 def test_absent_gguf_support_is_exit_2_with_the_install_command(monkeypatch, tiny_gguf):
-    from realstate.models.loading import load_checkpoint
+    from realstate.models.checkpoint import load_checkpoint
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "gguf" else real(name, *a))

@@ -33,7 +33,7 @@ READERS_BUILT: list[str] = []  # GGUF files parsed (a gguf.GGUFReader built) whi
 def smol():
     import gguf
 
-    from realstate.models.loading import load_named
+    from realstate.models.gguf import load_named
 
     real = gguf.GGUFReader
 
@@ -54,7 +54,7 @@ def test_the_gguf_file_is_parsed_once_per_load(smol):
 
 
 def test_weights_are_labelled_real_quantized_then_dequantized_never_qwen3(smol):
-    from realstate.models.loading import named_model_file
+    from realstate.models.gguf import named_model_file
 
     path, provenance = named_model_file("smollm2-135m")
     fp = smol.fingerprint
@@ -69,10 +69,10 @@ def test_weights_are_labelled_real_quantized_then_dequantized_never_qwen3(smol):
 
 
 def test_text_agents_render_one_digest_and_decode_like_generate(smol):
+    from realstate.kernel.render import canonical_render
     from realstate.models.agents import DEFAULT_TEXT_PROMPTS, run_agents
     from realstate.models.continuation import greedy_continue
     from realstate.replay.fidelity import fidelity
-    from realstate.kernel.render import canonical_render
 
     runs = run_agents(smol, 2, latent_steps=0)  # real prompts through the tokenizer; capture checked
     assert runs[0].prompt_ids == smol.tokenizer(DEFAULT_TEXT_PROMPTS[0], add_special_tokens=False)["input_ids"]
@@ -91,7 +91,7 @@ def test_text_agents_render_one_digest_and_decode_like_generate(smol):
 
 
 def test_a_file_that_differs_from_its_package_record_is_refused_before_loading():
-    from realstate.models.loading import Provenance, load_gguf, named_model_file
+    from realstate.models.gguf import Provenance, load_gguf, named_model_file
     from spec import InputError
 
     path, provenance = named_model_file("smollm2-135m")
@@ -102,8 +102,9 @@ def test_a_file_that_differs_from_its_package_record_is_refused_before_loading()
 
 def test_replay_shows_the_decoded_text_bagmerge_diversity_and_activations(smol):
     """Two text agents (one at a non-zero start), one latent step: a few forward passes."""
-    from realstate import properties as P
-    from realstate.replay.run import ReplaySettings, run_replay
+    from realstate.replay import properties as P
+    from realstate.replay.runner import run_replay
+    from realstate.replay.settings import ReplaySettings
     from spec import Outcome
 
     settings = ReplaySettings(model="smollm2-135m", agents=2, latent_steps=1, decode_tokens=2,

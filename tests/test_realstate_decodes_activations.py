@@ -9,13 +9,14 @@ import math
 import pytest
 
 from audit import Patch, ScratchCopy
-from realstate import properties as P
-from realstate.replay.activations import layer_activations, relative_gap
+from realstate.kernel.render import bag_render
 from realstate.models.agents import run_agents
 from realstate.models.continuation import greedy_continue, greedy_continue_many
-from realstate.models.loading import load_seeded
-from realstate.kernel.render import bag_render
-from realstate.replay.run import ReplaySettings, run_replay
+from realstate.models.seeded import load_seeded
+from realstate.replay import properties as P
+from realstate.replay.activations import layer_activations, relative_gap
+from realstate.replay.runner import run_replay
+from realstate.replay.settings import ReplaySettings
 from spec import InputError, Outcome
 
 DECODE = "greedy decode identical for every permutation"
@@ -107,7 +108,7 @@ def test_the_replay_decodes_every_render_of_an_arity_in_batches_of_one_row_count
     of an arity has the same row count: the last one is filled up with copies whose decodes are
     dropped, and the mixing check decodes its render in a batch of that count too."""
     import realstate.models.continuation as continuation
-    import realstate.replay.run as replay
+    import realstate.replay.context as replay
 
     calls: list[int] = []
     real = continuation.greedy_continue_many

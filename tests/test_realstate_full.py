@@ -4,7 +4,8 @@ Not run by default; run with ``python -m pytest -m full``."""
 
 import pytest
 
-from realstate.replay.run import ReplaySettings, run_replay
+from realstate.replay.runner import run_replay
+from realstate.replay.settings import ReplaySettings
 from spec import Outcome
 
 pytestmark = pytest.mark.full

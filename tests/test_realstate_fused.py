@@ -11,8 +11,9 @@ import torch
 
 pytest.importorskip("numba")  # a declared dependency; the guard only names the cause where it is missing
 
-from realstate.kernel import fused, rope# noqa: E402
-from realstate.kernel.engine import CANONICAL, chunked, large_path_engines, unfused  # noqa: E402
+from realstate.evidence.probes import large_path_engines
+from realstate.kernel import fused, rope  # noqa: E402
+from realstate.kernel.engine import CANONICAL, chunked, unfused  # noqa: E402
 from realstate.kernel.render import canonical_render  # noqa: E402
 from realstate.kernel.rope import reencode_reference  # noqa: E402
 from tests.realstate_helpers import random_fragment, tiny_fingerprint  # noqa: E402
@@ -164,7 +165,7 @@ def test_a_render_on_the_kernel_and_on_torch_gives_the_same_bytes(monkeypatch):
 
 
 def test_the_oracle_row_says_when_its_kernel_engine_took_torchs_path():
-    from realstate.replay.run import _fused_note
+    from realstate.replay.oracle_row import _fused_note
 
     assert _fused_note(torch.zeros(1, 1, 1, 2, dtype=torch.bfloat16)) == ""
     note = _fused_note(torch.zeros(1, 1, 1, 2, dtype=torch.float32, device="meta"))

@@ -5,11 +5,12 @@ import torch
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
+from realstate.kernel.render import canonical_render
 from realstate.models.agents import DEFAULT_TEXT_PROMPTS, run_agent, run_agents
+from realstate.models.checkpoint import load_checkpoint
 from realstate.models.continuation import greedy_continue
 from realstate.models.geometry import GEOMETRIES
-from realstate.models.loading import load_checkpoint, load_seeded
-from realstate.kernel.render import canonical_render
+from realstate.models.seeded import load_seeded
 from spec import InputError
 
 
@@ -39,7 +40,7 @@ def test_seeded_weights_are_deterministic_and_labelled(tiny):
 def test_fingerprint_reads_the_models_own_frequencies():
     lm = load_seeded("qwen3-tiny")
     lm.model.to(torch.bfloat16)  # rounds the rotary buffer; a fresh fingerprint must see it
-    from realstate.models.loading import model_inv_freq
+    from realstate.models.loaded import model_inv_freq
 
     assert model_inv_freq(lm.model) == tuple(lm.model.model.rotary_emb.inv_freq.double().tolist())
     assert lm.model.model.rotary_emb.inv_freq.dtype == torch.bfloat16
@@ -146,8 +147,8 @@ def test_readme_library_example_runs():
 
 
 def test_encoding_again_at_the_agents_own_start_reproduces_its_cache(tiny):
-    from realstate.models.agents import encode_again
     from realstate.kernel.fragment import Fragment
+    from realstate.models.agents import encode_again
 
     for run in run_agents(tiny, 2, latent_steps=2):
         again = Fragment.from_cache(encode_again(tiny, run, run.fragment.start), tiny.fingerprint)

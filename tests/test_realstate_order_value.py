@@ -239,7 +239,7 @@ def test_nan_in_a_later_block_beats_an_earlier_infinity(monkeypatch):
 def model_keys(request):
     """Every layer's keys of a seeded qwen3-tiny agent (a real transformers cache)."""
     from realstate.models.agents import run_agent, seeded_prompts
-    from realstate.models.loading import load_seeded
+    from realstate.models.seeded import load_seeded
 
     lm = load_seeded("qwen3-tiny", dtype=request.param)
     prompt = seeded_prompts(1, lm.vocab_size, seed=3, base_length=40)[0]

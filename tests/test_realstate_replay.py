@@ -8,10 +8,12 @@ import pytest
 import torch
 from transformers import Qwen3ForCausalLM
 
-from realstate.models.geometry import geometry
-from realstate.models.loading import from_model, load_seeded
 from realstate.evidence.planted import MUTANTS
-from realstate.replay.run import ReplaySettings, run_replay
+from realstate.models.geometry import geometry
+from realstate.models.loaded import from_model
+from realstate.models.seeded import load_seeded
+from realstate.replay.runner import run_replay
+from realstate.replay.settings import ReplaySettings
 from spec import Outcome
 
 
@@ -38,7 +40,7 @@ def default_report(tiny):
 
 
 def checks_named(*names):
-    import realstate.properties  # noqa: F401
+    import realstate.replay.properties  # noqa: F401
     from spec import registered
 
     chosen = [c for c in registered("realstate") if c.name in names]
@@ -56,7 +58,7 @@ def test_default_replay_holds_every_claim(default_report):
     assert [len(row["canonical_digests"]) for row in per_n] == [1, 1, 1, 1]
     bags = next(r for r in report.results if r.check == "BagMerge order dependence").details["bag_digests_per_n"]
     assert bags == [1, 2, 6, 24]  # N! for distinct fragments
-    from realstate.replay.run import CHECKS
+    from realstate.replay.runner import CHECKS
     assert {r.check for r in report.results} == {c.name for c in CHECKS} - {
         "canonical render has the same SHA-256 on CPU and the device"}  # CPU run: every other check
     assert report.data["incremental"]["differs"] is True
@@ -131,7 +133,7 @@ def test_order_by_arrival_breaks_permutations_and_trees_too(tiny):
 
 def test_c4_check_fails_when_bagmerge_ignores_order(tiny, monkeypatch):
     """Planted: a 'BagMerge' that sorts its input is not order dependent; C4 must say so."""
-    import realstate.replay.run as replay_module
+    import realstate.replay.context as replay_module
 
     def sorted_bag(fragments, base=0, engine=None):
         return replay_module.canonical_render(list(fragments), base, engine)
@@ -144,7 +146,7 @@ def test_c4_check_fails_when_bagmerge_ignores_order(tiny, monkeypatch):
 
 def test_c6_check_fails_when_bagmerge_lays_out_differently(tiny, monkeypatch):
     """Planted: a BagMerge whose layout starts one position later matches neither order."""
-    import realstate.replay.run as replay_module
+    import realstate.replay.context as replay_module
 
     real = replay_module.bag_render
     def shifted_bag(fragments, base=0, engine=None):

@@ -12,8 +12,8 @@ import pytest
 
 from audit.scratch import Patch, ScratchCopy
 from canonmerge.cli import main
-from realstate.processes.replicate.rank import DROPPED, FIRST, REDELIVERY, RESENT, schedule
 from realstate.exchange.stores import DirectoryStore
+from realstate.processes.replicate.rank import DROPPED, FIRST, REDELIVERY, RESENT, schedule
 from spec import CLAIMS
 from tests.realstate_helpers import random_fragment, tiny_fingerprint
 

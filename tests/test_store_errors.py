@@ -22,11 +22,12 @@ from pathlib import Path
 import pytest
 
 from canonmerge.cli import main
-from realstate.kernel.fingerprint import Fingerprint
-from realstate.kernel.fragment import Fragment, content_id_of, tensor_bytes
-from realstate.exchange.fragment_file import FragmentFormatError, fragment_to_bytes, save_fragment
+from realstate.exchange.fragment_file import fragment_to_bytes, save_fragment
 from realstate.exchange.stores import DirectoryStore
 from realstate.exchange.stores.anti_entropy import merge_stores
+from realstate.kernel.fingerprint import Fingerprint
+from realstate.kernel.fragment import Fragment, content_id_of, tensor_bytes
+from spec import FormatError
 from tests.realstate_helpers import random_fragment, tiny_fingerprint
 
 FP = tiny_fingerprint()
@@ -150,7 +151,7 @@ def test_disk_full_in_the_middle_of_a_merge_leaves_only_whole_fragments(store: D
 
     with monkeypatch.context() as patch:
         patch.setattr(os, "replace", replace_then_fill_up)
-        with pytest.raises(FragmentFormatError, match="No space left on device"):
+        with pytest.raises(FormatError, match="No space left on device"):
             merge_stores(store, src, batch_bytes=1, workers=1)  # one fragment per batch
     present = DirectoryStore(store.path)
     assert len(present.ids()) == 4 and present.verify().ok and present.temporaries() == []
@@ -245,7 +246,7 @@ def test_hostile_fingerprint_strings_and_numbers_are_refused(changes: dict, says
         assert code == 2 and "fingerprint" in err and says in err, err
     assert snapshot(store.path) == before
     hostile = {name: getattr(FP, name) for name in Fingerprint.__dataclass_fields__} | changes
-    with pytest.raises(FragmentFormatError, match="fingerprint"):  # and writers refuse to make one
+    with pytest.raises(FormatError, match="fingerprint"):  # and writers refuse to make one
         fragment_to_bytes(Fragment(Fingerprint(**hostile), 0, FRAGMENTS[0].keys, FRAGMENTS[0].values))
 
 

@@ -15,9 +15,9 @@ import threading
 import time
 from pathlib import Path
 
+from realstate.exchange.stores import DirectoryStore
 from realstate.kernel.fragment import Fragment, fragment_set
 from realstate.kernel.render import canonical_render
-from realstate.exchange.stores import DirectoryStore
 from tests.realstate_helpers import random_fragment, tiny_fingerprint
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,7 +138,7 @@ def test_writers_killed_mid_write_leave_the_store_valid(tmp_path: Path) -> None:
 
 def test_a_fragment_saved_here_renders_identically_in_a_fresh_process(tmp_path: Path) -> None:
     from realstate.models.agents import run_agents
-    from realstate.models.loading import load_seeded
+    from realstate.models.seeded import load_seeded
 
     lm = load_seeded("qwen3-tiny", seed=0)
     fragments = [run.fragment for run in run_agents(lm, 3, latent_steps=2)]

@@ -12,16 +12,17 @@ import safetensors.torch
 import torch
 
 from canonmerge.cli import main
-from realstate.kernel.fragment import fragment_set
 from realstate.exchange.fragment_file import (
-    FragmentFormatError,
+    FormatError,
     fragment_to_bytes,
     load_fragment,
     read_header,
     save_fragment,
 )
-from realstate.kernel.render import canonical_render
 from realstate.exchange.stores import MARKER_NAME, DirectoryStore
+from realstate.exchange.stores.anti_entropy import merge_stores
+from realstate.kernel.fragment import fragment_set
+from realstate.kernel.render import canonical_render
 from spec import InputError
 from tests.realstate_helpers import bits, random_fragment, tiny_fingerprint
 
@@ -45,7 +46,7 @@ def test_file_round_trip_for_every_dtype(tmp_path: Path) -> None:
 
 def test_files_of_a_real_model_cache_round_trip(tmp_path: Path) -> None:
     from realstate.models.agents import run_agents
-    from realstate.models.loading import load_seeded
+    from realstate.models.seeded import load_seeded
 
     lm = load_seeded("qwen3-tiny")
     runs = run_agents(lm, 2, latent_steps=1)
@@ -90,8 +91,8 @@ def test_merge_is_set_union_and_renders_agree(tmp_path: Path) -> None:
     for f in FRAGMENTS[1:]:
         b.put(f)
     c = DirectoryStore(tmp_path / "c", create=True)
-    assert c.merge(b) == 3 and c.merge(a) == 1 and c.merge(a) == 0
-    assert a.merge(b) == 1 and b.merge(a) == 1  # both replicas now hold the union
+    assert [merge_stores(c, b).added, merge_stores(c, a).added, merge_stores(c, a).added] == [3, 1, 0]
+    assert merge_stores(a, b).added == 1 and merge_stores(b, a).added == 1  # both replicas now hold the union
     assert a.fragments() == b.fragments() == c.fragments() == fragment_set(FRAGMENTS)
     expected = canonical_render(FRAGMENTS).digest()
     assert a.render().digest() == b.render().digest() == c.render().digest() == expected
@@ -99,13 +100,13 @@ def test_merge_is_set_union_and_renders_agree(tmp_path: Path) -> None:
 
 
 def test_marker_and_creation_rules(tmp_path: Path) -> None:
-    with pytest.raises(FragmentFormatError, match="no such store directory"):
+    with pytest.raises(FormatError, match="no such store directory"):
         DirectoryStore(tmp_path / "missing")
-    with pytest.raises(FragmentFormatError, match="not a canonmerge store"):
+    with pytest.raises(FormatError, match="not a canonmerge store"):
         DirectoryStore(tmp_path)
     (tmp_path / "junk").mkdir()
     (tmp_path / "junk" / "x").write_text("x")
-    with pytest.raises(FragmentFormatError, match="not empty and not a canonmerge store"):
+    with pytest.raises(FormatError, match="not empty and not a canonmerge store"):
         DirectoryStore(tmp_path / "junk", create=True)
     assert os.listdir(tmp_path / "junk") == ["x"]  # nothing written into a foreign directory
     store = DirectoryStore(tmp_path / "s", create=True)
@@ -138,7 +139,7 @@ def test_a_failed_write_leaves_no_temporary(tmp_path: Path) -> None:
         yield b"partial"
         raise OSError("disk full")
 
-    with pytest.raises(FragmentFormatError, match="cannot write: disk full"):
+    with pytest.raises(FormatError, match="cannot write: disk full"):
         store._write_atomic(FRAGMENTS[0].content_id.hex() + ".cmfrag", chunks())
     assert os.listdir(store.path) == [MARKER_NAME]
 

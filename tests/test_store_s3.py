@@ -15,12 +15,13 @@ import botocore.exceptions
 import pytest
 
 from canonmerge.cli import main
-from realstate.kernel.fragment import fragment_set
-from realstate.exchange.fragment_file import FragmentFormatError, Limits, fragment_to_bytes, save_fragment
-from realstate.kernel.render import canonical_render
+from realstate.exchange.fragment_file import Limits, fragment_to_bytes, save_fragment
 from realstate.exchange.stores import DirectoryStore, open_store
 from realstate.exchange.stores.anti_entropy import merge_stores
 from realstate.exchange.stores.s3 import S3Store
+from realstate.kernel.fragment import fragment_set
+from realstate.kernel.render import canonical_render
+from spec import FormatError
 from tests.realstate_helpers import random_fragment, tiny_fingerprint
 from tests.s3_helpers import SECRET, LoopbackS3, loopback_s3, subprocess_env, use_endpoint
 
@@ -109,10 +110,10 @@ def test_the_size_limit_is_checked_before_any_download(bucket: str) -> None:
     store.client.meta.events.register("before-call.s3.GetObject", lambda **kw: downloads.append(kw))
     small = S3Store(store.location, limits=Limits(max_bytes=64), client=store.client)
     downloads.clear()  # opening read the marker
-    with pytest.raises(FragmentFormatError, match="over the limit of 64 bytes") as caught:
+    with pytest.raises(FormatError, match="over the limit of 64 bytes") as caught:
         small.get(FRAGMENTS[4].content_id)
     assert caught.value.source == store.where(FRAGMENTS[4].content_id)
-    with pytest.raises(FragmentFormatError, match="over the limit"):
+    with pytest.raises(FormatError, match="over the limit"):
         small.fragments()
     assert downloads == []  # refused from HEAD / the listing's size alone
 
@@ -146,12 +147,12 @@ def test_corrupt_misnamed_and_foreign_objects_are_refused(s3: LoopbackS3, bucket
     assert code == 2 and "corrupt or tampered" in err
     assert objects(s3, bucket) == before
     s3.client.put_object(Bucket=bucket, Key="r/notes.txt", Body=b"hi")
-    with pytest.raises(FragmentFormatError, match="foreign objects") as caught:
+    with pytest.raises(FormatError, match="foreign objects") as caught:
         store.ids()
     assert caught.value.source == f"s3://{bucket}/r/notes.txt"
     s3.client.delete_object(Bucket=bucket, Key="r/notes.txt")
     s3.client.put_object(Bucket=bucket, Key="r/nested/x", Body=b"hi")
-    with pytest.raises(FragmentFormatError, match="nested prefix"):
+    with pytest.raises(FormatError, match="nested prefix"):
         store.ids()
 
 
@@ -163,14 +164,14 @@ def test_store_locations_and_markers_are_checked(s3: LoopbackS3, bucket: str,
                            ("s3://Bad_Bucket/x", "not a valid S3 bucket name"),
                            (f"s3://{bucket}/a/../b", "not allowed"),
                            (f"s3://{bucket}/a\x1b[2Jb", "not allowed")]:
-        with pytest.raises(FragmentFormatError, match=says):
+        with pytest.raises(FormatError, match=says):
             open_store(location)
         code, out, err = cli(capsys, "store", "list", location)
         assert code == 2 and says in err and "Traceback" not in err and "\x1b" not in err
-    with pytest.raises(FragmentFormatError, match="not empty and not a canonmerge store"):
+    with pytest.raises(FormatError, match="not empty and not a canonmerge store"):
         open_store(f"s3://{bucket}/foreign", create=True)
     s3.client.put_object(Bucket=bucket, Key="odd/CANONMERGE_STORE", Body=b"something else")
-    with pytest.raises(FragmentFormatError, match="unknown store layout"):
+    with pytest.raises(FormatError, match="unknown store layout"):
         open_store(f"s3://{bucket}/odd")
     assert sorted(objects(s3, bucket)) == ["foreign/data.bin", "odd/CANONMERGE_STORE"]
 

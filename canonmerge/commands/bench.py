@@ -13,8 +13,8 @@ from rich.console import Console
 from rich.markup import escape
 
 from realstate.bench.settings import DEFAULT_LATENT_STEPS, DEFAULT_MODEL, SPLITS, TOST_MARGIN, BenchSettings
-from realstate.settings import GEOMETRY_NAMES, MODEL_NAMES, ArgumentError
-from spec import InputError, exit_code_for
+from realstate.models.geometry import GEOMETRY_NAMES, MODEL_NAMES
+from spec import ArgumentError, InputError, InstrumentError, exit_code_for
 
 FLAGS = {"model": "--model", "geometry": "--geometry", "checkpoint": "--checkpoint", "latent_steps": "--latent-steps",
          "split": "--split", "problems": "--problems", "hotpotqa": "--hotpotqa", "limit": "--limit",
@@ -94,7 +94,6 @@ def run(args: argparse.Namespace, console: Console) -> int:
     from canonmerge.environment import describe_environment
     from canonmerge.printing import print_table, results_table
     from canonmerge.progress import ProgressPrinter
-    from realstate.bench.controls import ControlInvalid
     from realstate.bench.report import tables, to_json, write_json
     from realstate.bench.runner import run_bench
 
@@ -103,7 +102,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
             outcome = run_bench(settings, progress)
     except ArgumentError as exc:
         raise InputError(exc.as_flag(FLAGS.get(exc.argument, exc.argument))) from None
-    except ControlInvalid as exc:
+    except InstrumentError as exc:
         print(f"canonmerge bench: a causal-audit control is invalid: {exc}", file=sys.stderr)
         return 1
     document = {**outcome.document, "environment": describe_environment()}

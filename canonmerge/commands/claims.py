@@ -22,7 +22,9 @@ def load_registrations() -> None:
     """Import every part's declarations (no solver runs, no torch)."""
     import modelcheck.properties  # noqa: F401
     import proofs.catalog  # noqa: F401
-    import realstate.properties  # noqa: F401
+    import realstate.bench.properties  # noqa: F401
+    import realstate.processes.properties  # noqa: F401
+    import realstate.replay.properties  # noqa: F401
 
 
 def run(args: argparse.Namespace, console: Console) -> int:

@@ -17,8 +17,7 @@ from rich.console import Console
 
 from canonmerge.printing import print_table
 from canonmerge.terminal import terminal_safe
-from realstate.models.geometry import GEOMETRIES
-from realstate.settings import DEFAULT_GEOMETRY
+from realstate.models.geometry import DEFAULT_GEOMETRY, GEOMETRIES
 from spec import InputError, Table, content_id_hex
 
 if TYPE_CHECKING:  # realstate loads torch: import it only when a command runs
@@ -71,12 +70,13 @@ FRAGMENT_COLUMNS = ["id", "fingerprint", "dtype", "start", "tokens", "bytes", "w
 
 
 def _inspect(args: argparse.Namespace, console: Console) -> int:
-    from realstate.exchange.fragment_file import FragmentFormatError, load_fragment
+    from realstate.exchange.fragment_file import load_fragment
+    from spec import FormatError
     records, errors = [], []
     for path in args.files:
         try:
             records.append(describe(load_fragment(path), path))
-        except FragmentFormatError as exc:
+        except FormatError as exc:
             errors.append({"file": exc.source, "field": exc.field, "error": str(exc)})
             print(f"canonmerge fragment inspect: error: {terminal_safe(str(exc))}", file=sys.stderr)
     code = 2 if errors else 0
@@ -93,10 +93,10 @@ def _inspect(args: argparse.Namespace, console: Console) -> int:
 
 
 def _make(args: argparse.Namespace, console: Console) -> int:
-    from realstate.models.agents import run_agents
     from realstate.exchange.fragment_file import FILE_SUFFIX, load_fragment, save_fragment
-    from realstate.models.loading import load_seeded
     from realstate.exchange.outputs import store_directory_of
+    from realstate.models.agents import run_agents
+    from realstate.models.seeded import load_seeded
 
     outdir = Path(args.outdir)
     if os.path.lexists(outdir) and not outdir.is_dir():

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from realstate.settings import DEFAULT_GEOMETRY, GEOMETRY_NAMES, MODEL_NAMES, ArgumentError, ReplaySettings
-from spec import InputError, PartReport, Progress
+from realstate.models.geometry import DEFAULT_GEOMETRY, GEOMETRY_NAMES, MODEL_NAMES
+from realstate.replay.settings import ReplaySettings
+from spec import ArgumentError, InputError, PartReport, Progress
 
 PART = "realstate"
 # library argument name -> the flag that sets it (library errors name the former)
@@ -78,11 +79,11 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
     try:
         settings = settings_from(args)  # refuse bad flags before paying for torch
         settings.validate()
-        import realstate.properties  # noqa: F401  (registers the checks; torch-free)
+        import realstate.replay.properties  # noqa: F401  (registers the checks; torch-free)
         from spec import select_checks
 
         checks = select_checks(PART, args.only)
-        from realstate.replay.run import run_replay
+        from realstate.replay.runner import run_replay
 
         return run_replay(settings, progress, checks=checks,
                           fail_fast=getattr(args, "fail_fast", False))
@@ -91,6 +92,6 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
 
 
 def run_default(progress: Progress, fail_fast: bool = False) -> PartReport:
-    from realstate.replay.run import run_replay
+    from realstate.replay.runner import run_replay
 
     return run_replay(ReplaySettings(), progress, fail_fast=fail_fast)

@@ -13,8 +13,8 @@ PART = "realstate"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from realstate.models.geometry import GEOMETRY_NAMES
     from realstate.processes.replicate.launcher import ReplicateSettings
-    from realstate.settings import GEOMETRY_NAMES
 
     d = ReplicateSettings()
     parser.add_argument("--ranks", type=int, default=d.ranks, help="processes in the group (default %(default)s)")

@@ -19,8 +19,7 @@ from rich.console import Console
 from canonmerge.commands.fragment import FRAGMENT_COLUMNS, describe, fragment_row
 from canonmerge.printing import print_table
 from canonmerge.terminal import terminal_safe
-from realstate.models.geometry import GEOMETRIES
-from realstate.settings import DEFAULT_GEOMETRY
+from realstate.models.geometry import DEFAULT_GEOMETRY, GEOMETRIES
 from spec import InputError, Table, content_id_hex
 
 if TYPE_CHECKING:  # realstate loads torch: import it only when a command runs
@@ -142,8 +141,9 @@ def _merge(args: argparse.Namespace, console: Console) -> int:
 
 
 def _render(args: argparse.Namespace, console: Console) -> int:
-    from realstate.exchange.fragment_file import FragmentFormatError, save_fragment
+    from realstate.exchange.fragment_file import save_fragment
     from realstate.exchange.outputs import check_output_path
+    from spec import FormatError
 
     if args.base < 0:
         raise InputError(f"--base must be >= 0, got {args.base}")
@@ -153,14 +153,15 @@ def _render(args: argparse.Namespace, console: Console) -> int:
     fragments = store.fragments()
     if not len(fragments):
         raise InputError(f"{args.store}: the store is empty; nothing to render")
-    from realstate.models.loading import load_checkpoint, load_seeded  # transformers: only once the input is good
     from realstate.kernel.render import canonical_render
+    from realstate.models.checkpoint import load_checkpoint  # transformers: only once the input is good
+    from realstate.models.seeded import load_seeded
 
     lm = (load_checkpoint(args.checkpoint, args.dtype) if args.checkpoint
           else load_seeded(args.geometry, args.dtype, "cpu", args.seed))
     for fragment in fragments:
         if fragment.fingerprint != lm.fingerprint:
-            raise FragmentFormatError(store.where(fragment.content_id), "fingerprint",
+            raise FormatError(store.where(fragment.content_id), "fingerprint",
                                       f"differs from the model's ({lm.source}: {lm.source_detail}) in "
                                       f"{lm.fingerprint.describe_mismatch(fragment.fingerprint)}")
     rendered = canonical_render(fragments, args.base)

@@ -22,8 +22,8 @@ from realstate.bench.prompts import TextCodec
 from realstate.bench.scoring import answer_text, is_correct
 from realstate.kernel.engine import Engine
 from realstate.kernel.fragment import Fragment
-from realstate.models.loading import LoadedModel
 from realstate.kernel.render import Placement, Rendered, bag_render, canonical_render, naive_render, render_layout
+from realstate.models.loaded import LoadedModel
 
 PACKLLM = "packllm"
 

@@ -12,7 +12,7 @@ CanonicalMerge layout, in place (same offsets, same length), by
   before scaling), keys and values separately.
 
 Every control is checked against its definition before it is decoded (``check_*``): a control
-that does not differ from the real cache, or differs in the wrong way, is ``ControlInvalid``."""
+that does not differ from the real cache, or differs in the wrong way, is an ``InstrumentError``."""
 
 from __future__ import annotations
 
@@ -24,12 +24,9 @@ from dataclasses import dataclass
 import torch
 
 from realstate.kernel.fragment import Fragment
+from spec import InstrumentError
 
 MOMENT_TOLERANCE = 0.02  # of the real std, per channel: storage rounding of bf16 noise stays far below
-
-
-class ControlInvalid(ValueError):
-    """A control that is not what it claims to be: the audit built on it would be meaningless."""
 
 
 def zeroed(fragment: Fragment) -> Fragment:
@@ -53,7 +50,7 @@ def _matched_noise(real: torch.Tensor, generator: torch.Generator) -> torch.Tens
 def moment_matched(fragment: Fragment, seed: int) -> Fragment:
     """Noise with the fragment's per layer/head/channel moments, from ``torch.Generator(seed)``."""
     if fragment.tokens < 2:
-        raise ControlInvalid(f"{fragment!r}: one position has no spread; moment-matched noise would equal it")
+        raise InstrumentError("causal-audit control", f"{fragment!r}: one position has no spread; moment-matched noise would equal it")
     generator = torch.Generator().manual_seed(seed)
     return Fragment(fragment.fingerprint, fragment.start, _matched_noise(fragment.keys, generator),
                     _matched_noise(fragment.values, generator))
@@ -105,36 +102,36 @@ def control_seed(seed: int, problem: str, agent: int, latent_steps: int) -> int:
 
 def _same_frame(real: Fragment, control: Fragment, what: str) -> None:
     if control.keys.shape != real.keys.shape or control.values.shape != real.values.shape:
-        raise ControlInvalid(f"{what} control has shape {tuple(control.keys.shape)}, the real fragment "
+        raise InstrumentError("causal-audit control", f"{what} control has shape {tuple(control.keys.shape)}, the real fragment "
                              f"{tuple(real.keys.shape)}: a control must fill the same positions")
     if control.fingerprint != real.fingerprint or control.start != real.start:
-        raise ControlInvalid(f"{what} control has another fingerprint or start than the real fragment")
+        raise InstrumentError("causal-audit control", f"{what} control has another fingerprint or start than the real fragment")
 
 
 def check_zeroed(real: Fragment, control: Fragment) -> None:
     _same_frame(real, control, "zeroed")
     nonzero = int(torch.count_nonzero(control.keys)) + int(torch.count_nonzero(control.values))
     if nonzero:
-        raise ControlInvalid(f"zeroed control holds {nonzero} non-zero entries")
+        raise InstrumentError("causal-audit control", f"zeroed control holds {nonzero} non-zero entries")
     if not (torch.count_nonzero(real.keys) or torch.count_nonzero(real.values)):
-        raise ControlInvalid("the real fragment is itself all zero: zeroing it tests nothing")
+        raise InstrumentError("causal-audit control", "the real fragment is itself all zero: zeroing it tests nothing")
 
 
 def check_deranged(real: Fragment, control: Fragment, problem: str, family: str, donor_problem: str,
                    donor_family: str) -> None:
     _same_frame(real, control, "deranged")
     if donor_problem == problem:
-        raise ControlInvalid(f"deranged control for {problem} comes from the same problem")
+        raise InstrumentError("causal-audit control", f"deranged control for {problem} comes from the same problem")
     if donor_family != family:
-        raise ControlInvalid(f"deranged control for {problem} ({family}) comes from family {donor_family}")
+        raise InstrumentError("causal-audit control", f"deranged control for {problem} ({family}) comes from family {donor_family}")
     if control.content_id == real.content_id or torch.equal(control.keys, real.keys):
-        raise ControlInvalid(f"deranged control for {problem} equals the real fragment")
+        raise InstrumentError("causal-audit control", f"deranged control for {problem} equals the real fragment")
 
 
 def check_moment_matched(real: Fragment, control: Fragment, tolerance: float = MOMENT_TOLERANCE) -> None:
     _same_frame(real, control, "moment-matched")
     if control.content_id == real.content_id or torch.equal(control.keys, real.keys):
-        raise ControlInvalid("moment-matched control equals the real fragment")
+        raise InstrumentError("causal-audit control", "moment-matched control equals the real fragment")
     for name, want, got in (("keys", real.keys, control.keys), ("values", real.values, control.values)):
         want_mean, want_std = _moments(want)
         got_mean, got_std = _moments(got)
@@ -142,5 +139,5 @@ def check_moment_matched(real: Fragment, control: Fragment, tolerance: float = M
         mean_error = float(((got_mean - want_mean).abs() / scale).max())
         std_error = float(((got_std - want_std).abs() / scale).max())
         if mean_error > tolerance or std_error > tolerance:
-            raise ControlInvalid(f"moment-matched {name}: per-channel mean off by {mean_error:.3g} and std by "
+            raise InstrumentError("causal-audit control", f"moment-matched {name}: per-channel mean off by {mean_error:.3g} and std by "
                                  f"{std_error:.3g} of the real std (tolerance {tolerance})")

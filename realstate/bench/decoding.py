@@ -21,7 +21,7 @@ from realstate.bench.packllm import Fusion, fuse, fusion_weights
 from realstate.bench.prompts import TextCodec
 from realstate.bench.scoring import finished
 from realstate.kernel.fragment import tensor_bytes
-from realstate.models.loading import LoadedModel
+from realstate.models.loaded import LoadedModel
 
 
 @dataclass

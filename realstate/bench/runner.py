@@ -21,7 +21,6 @@ from typing import Any, TypeVar
 
 import torch
 
-from realstate.models.agents import run_agent
 from realstate.bench import controls
 from realstate.bench.conditions import Cell, References, assemble, cell_rows
 from realstate.bench.decoding import decode_rows
@@ -32,8 +31,12 @@ from realstate.bench.structural import structural_results
 from realstate.bench.summary import summarize
 from realstate.kernel.engine import CANONICAL, Engine
 from realstate.kernel.fragment import Fragment
-from realstate.models.loading import LoadedModel, load_checkpoint, load_named, load_seeded
 from realstate.kernel.render import canonical_render
+from realstate.models.agents import run_agent
+from realstate.models.checkpoint import load_checkpoint
+from realstate.models.gguf import load_named
+from realstate.models.loaded import LoadedModel
+from realstate.models.seeded import load_seeded
 from spec import ClaimResult, Progress, no_progress
 
 T = TypeVar("T")

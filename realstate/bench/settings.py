@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from realstate.models.geometry import GEOMETRIES, MODELS
-from realstate.settings import ArgumentError
+from spec import ArgumentError
 
 DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_LATENT_STEPS = (0, 2)

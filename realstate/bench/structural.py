@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from realstate import properties as P
+from realstate.bench import properties as P
 from spec import ClaimResult, Outcome
 
 UNIQUENESS_CHECK = P.BENCH_UNIQUENESS.name

@@ -17,7 +17,7 @@ NaN and ±inf are forbidden by the format: a real model cache never holds them, 
 key pins the order key to a fixed sentinel that a hostile peer could use to steer the canonical
 order.  Writers refuse such fragments too, so every file written here loads again.
 
-Every refusal is a ``FragmentFormatError`` naming the file and the field at fault."""
+Every refusal is a ``FormatError`` naming the file and the field at fault."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ from safetensors.torch import save as safetensors_save
 from realstate.kernel.dtypes import BITS_VIEW, STORAGE_DTYPES
 from realstate.kernel.fingerprint import Fingerprint
 from realstate.kernel.fragment import Fragment
-from spec import InputError, content_id_hex, parse_content_id_hex
+from spec import FormatError, InputError, content_id_hex, parse_content_id_hex
 
 FORMAT_NAME = "canonmerge-fragment"
 FORMAT_VERSION = "1"
@@ -55,7 +55,6 @@ LENGTH_PREFIX = 8  # u64 little-endian header length
 _MAX_START = (1 << 63) - 1  # the content-id header stores start as a signed 64-bit integer
 _MAX_DIM = (1 << 32) - 1  # ... and L, H, D as unsigned 32-bit integers
 _DECIMAL = re.compile(r"0|[1-9][0-9]{0,18}")
-_MAX_PROBLEM = 400  # characters of an error message's problem text
 MAX_PEER_TEXT = 256  # characters of a fingerprint's architecture or weights string
 _UNSAFE_TEXT = {"Cc": "a control character", "Cf": "a format character", "Cs": "a lone surrogate, not valid Unicode",
                 "Zl": "a line separator", "Zp": "a paragraph separator"}
@@ -77,16 +76,6 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
-
-
-class FragmentFormatError(InputError):
-    """A fragment file (or store entry) that is refused; the message names the file and field."""
-
-    def __init__(self, source: str, field: str, problem: str) -> None:
-        if len(problem) > _MAX_PROBLEM:  # hostile input must not flood the terminal
-            problem = problem[:_MAX_PROBLEM] + "..."
-        self.source, self.field, self.problem = source, field, problem
-        super().__init__(f"{source}: {field}: {problem}")
 
 
 @dataclass(frozen=True)
@@ -176,7 +165,7 @@ def header_from_ranges(read_range: Callable[[int, int], bytes], size: int, sourc
     header_length = _header_length(prefix, size, source, limits)
     raw = read_range(LENGTH_PREFIX, header_length)
     if len(raw) != header_length:
-        raise FragmentFormatError(source, "file size", "the object changed while it was read")
+        raise FormatError(source, "file size", "the object changed while it was read")
     return _parse_header(raw, size - LENGTH_PREFIX - header_length, source, limits)
 
 
@@ -206,7 +195,7 @@ class _RegularFile:
         buffer = bytearray(n)
         got = self._file.readinto(buffer) if n else 0
         if got != n or self._file.read(1):
-            raise FragmentFormatError(source, "file size", "the file changed while it was read")
+            raise FormatError(source, "file size", "the file changed while it was read")
         return buffer
 
     def __enter__(self) -> _RegularFile:
@@ -222,20 +211,20 @@ def _open_regular(path: str | os.PathLike[str], source: str, follow_symlinks: bo
         flags |= os.O_NOFOLLOW
     try:
         if not follow_symlinks and stat.S_ISLNK(os.lstat(path).st_mode):
-            raise FragmentFormatError(source, "file type", "is a symbolic link; refused")
+            raise FormatError(source, "file type", "is a symbolic link; refused")
         fd = os.open(path, flags | getattr(os, "O_NONBLOCK", 0))
-    except FragmentFormatError:
+    except FormatError:
         raise
     except OSError as exc:
-        raise FragmentFormatError(source, "file", f"cannot open: {exc.strerror or exc}") from None
+        raise FormatError(source, "file", f"cannot open: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)
     except OSError as exc:
         os.close(fd)
-        raise FragmentFormatError(source, "file", f"cannot stat: {exc.strerror or exc}") from None
+        raise FormatError(source, "file", f"cannot stat: {exc.strerror or exc}") from None
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise FragmentFormatError(source, "file type", "is not a regular file")
+        raise FormatError(source, "file type", "is not a regular file")
     return _RegularFile(fd, info.st_size)
 
 
@@ -245,30 +234,30 @@ def _read_header(handle: _RegularFile, source: str, limits: Limits) -> FragmentH
     header_length = _header_length(prefix, handle.size, source, limits)
     header_bytes = handle.read(header_length)
     if len(header_bytes) != header_length:
-        raise FragmentFormatError(source, "file size", "the file changed while it was read")
+        raise FormatError(source, "file size", "the file changed while it was read")
     data_length = handle.size - LENGTH_PREFIX - header_length
     return _parse_header(header_bytes, data_length, source, limits)
 
 
 def _check_file_size(size: int, source: str, limits: Limits) -> None:
     if size > limits.max_bytes:
-        raise FragmentFormatError(source, "file size",
+        raise FormatError(source, "file size",
                                   f"{size} bytes is over the limit of {limits.max_bytes} bytes")
 
 
 def _header_length(prefix: bytes, size: int, source: str, limits: Limits) -> int:
     if len(prefix) < LENGTH_PREFIX or size < LENGTH_PREFIX:
-        raise FragmentFormatError(source, "header_length",
+        raise FormatError(source, "header_length",
                                   f"the file is {size} bytes, too short for the 8-byte header length")
     (length,) = struct.unpack("<Q", prefix[:LENGTH_PREFIX])
     if length > limits.max_header_bytes:
-        raise FragmentFormatError(source, "header_length",
+        raise FormatError(source, "header_length",
                                   f"{length} bytes is over the limit of {limits.max_header_bytes} bytes")
     if length > size - LENGTH_PREFIX:
-        raise FragmentFormatError(source, "header_length",
+        raise FormatError(source, "header_length",
                                   f"{length} bytes runs past the end of the {size}-byte file")
     if length < 2:
-        raise FragmentFormatError(source, "header_length", f"{length} bytes cannot hold a JSON object")
+        raise FormatError(source, "header_length", f"{length} bytes cannot hold a JSON object")
     return length
 
 
@@ -283,31 +272,31 @@ def _strict_json(text: str, source: str, field: str) -> Any:
         table: dict[str, Any] = {}
         for key, value in items:
             if key in table:
-                raise FragmentFormatError(source, field, f"duplicate JSON key {key!r}")
+                raise FormatError(source, field, f"duplicate JSON key {key!r}")
             table[key] = value
         return table
 
     def constant(name: str) -> Any:
-        raise FragmentFormatError(source, field, f"JSON constant {name} is not allowed")
+        raise FormatError(source, field, f"JSON constant {name} is not allowed")
 
     try:
         return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
-    except FragmentFormatError:
+    except FormatError:
         raise
     except RecursionError:
-        raise FragmentFormatError(source, field, "JSON nested too deeply") from None
+        raise FormatError(source, field, "JSON nested too deeply") from None
     except ValueError as exc:  # JSONDecodeError, or an integer too long to convert
-        raise FragmentFormatError(source, field, f"not valid JSON: {exc}") from None
+        raise FormatError(source, field, f"not valid JSON: {exc}") from None
 
 
 def _exact_keys(obj: Any, expected: Iterable[str], source: str, field: str, what: str) -> dict[str, Any]:
     if not isinstance(obj, dict):
-        raise FragmentFormatError(source, field, f"must be a JSON object, got {type(obj).__name__}")
+        raise FormatError(source, field, f"must be a JSON object, got {type(obj).__name__}")
     want = set(expected)
     missing, extra = sorted(want - set(obj)), sorted(set(obj) - want)
     if missing or extra:
         parts = ([f"missing {what} {missing}"] if missing else []) + ([f"unexpected {what} {extra}"] if extra else [])
-        raise FragmentFormatError(source, field, "; ".join(parts))
+        raise FormatError(source, field, "; ".join(parts))
     return obj
 
 
@@ -319,45 +308,45 @@ def _parse_header(raw: bytes, data_length: int, source: str, limits: Limits) -> 
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise FragmentFormatError(source, "header", f"not valid UTF-8 (byte {exc.start})") from None
+        raise FormatError(source, "header", f"not valid UTF-8 (byte {exc.start})") from None
     body = text.rstrip(" ")
     if not (body.startswith("{") and body.endswith("}")):
-        raise FragmentFormatError(source, "header",
+        raise FormatError(source, "header",
                                   "must be one JSON object, padded only with trailing spaces")
     top = _strict_json(body, source, "header")
     if not isinstance(top, dict):
-        raise FragmentFormatError(source, "header", "must be a JSON object")
+        raise FormatError(source, "header", "must be a JSON object")
     if "__metadata__" not in top:
-        raise FragmentFormatError(source, "__metadata__", "missing")
+        raise FormatError(source, "__metadata__", "missing")
     tensors = sorted(set(top) - {"__metadata__"})
     if tensors != sorted(TENSOR_NAMES):
-        raise FragmentFormatError(source, "tensors",
+        raise FormatError(source, "tensors",
                                   f"want exactly {list(TENSOR_NAMES)}, got {tensors}")
     meta = _exact_keys(top["__metadata__"], METADATA_FIELDS, source, "__metadata__", "fields")
     for name in METADATA_FIELDS:
         if not isinstance(meta[name], str):
-            raise FragmentFormatError(source, name, f"must be a string, got {type(meta[name]).__name__}")
+            raise FormatError(source, name, f"must be a string, got {type(meta[name]).__name__}")
     if meta["format"] != FORMAT_NAME:
-        raise FragmentFormatError(source, "format", f"{meta['format']!r} is not {FORMAT_NAME!r}")
+        raise FormatError(source, "format", f"{meta['format']!r} is not {FORMAT_NAME!r}")
     if meta["format_version"] != FORMAT_VERSION:
-        raise FragmentFormatError(source, "format_version",
+        raise FormatError(source, "format_version",
                                   f"{meta['format_version']!r} is not supported (want {FORMAT_VERSION!r})")
     try:
         content_id = parse_content_id_hex(meta["content_id"])
     except ValueError as exc:
-        raise FragmentFormatError(source, "content_id", str(exc)) from None
+        raise FormatError(source, "content_id", str(exc)) from None
     if _DECIMAL.fullmatch(meta["start"]) is None or int(meta["start"]) > _MAX_START:
-        raise FragmentFormatError(source, "start", f"{meta['start'][:40]!r} is not a non-negative decimal "
+        raise FormatError(source, "start", f"{meta['start'][:40]!r} is not a non-negative decimal "
                                                    f"integer below 2**63 (no sign, no leading zeros)")
     start = int(meta["start"])
     fingerprint = _parse_fingerprint(meta["fingerprint"], source)
     shapes = {name: _tensor_shape(top[name], name, fingerprint, source, limits) for name in TENSOR_NAMES}
     tokens = shapes["keys"][2]
     if shapes["values"] != shapes["keys"]:
-        raise FragmentFormatError(source, "values.shape",
+        raise FormatError(source, "values.shape",
                                   f"{list(shapes['values'])} differs from keys.shape {list(shapes['keys'])}")
     if start + tokens > fingerprint.max_positions:
-        raise FragmentFormatError(source, "start", f"positions {start}..{start + tokens - 1} exceed the "
+        raise FormatError(source, "start", f"positions {start}..{start + tokens - 1} exceed the "
                                                    f"model's maximum of {fingerprint.max_positions}")
     spans = _data_spans(top, shapes, ITEM_SIZE[fingerprint.dtype], data_length, source)
     return FragmentHeader(fingerprint, start, tokens, content_id, spans, len(raw), data_length)
@@ -369,9 +358,9 @@ def _parse_fingerprint(text: str, source: str) -> Fingerprint:
         fingerprint = Fingerprint.from_json(data)
     except (InputError, ValueError, TypeError, OverflowError, struct.error) as exc:
         # struct.error: Fingerprint.from_json lets a 16-character hex field with spaces through
-        raise FragmentFormatError(source, "fingerprint", str(exc) or type(exc).__name__) from None
+        raise FormatError(source, "fingerprint", str(exc) or type(exc).__name__) from None
     if fingerprint.canonical_bytes.decode("ascii") != text:
-        raise FragmentFormatError(source, "fingerprint", "not in canonical form (sorted keys, compact "
+        raise FormatError(source, "fingerprint", "not in canonical form (sorted keys, compact "
                                                          "separators, lowercase hex, integer version)")
     check_fingerprint_values(fingerprint, source)
     return fingerprint
@@ -381,12 +370,12 @@ def check_fingerprint_values(fingerprint: Fingerprint, source: str) -> None:
     """What the format asks of a fingerprint beyond its own validation (readers and writers)."""
     for name in ("layers", "kv_heads", "head_dim"):
         if getattr(fingerprint, name) > _MAX_DIM:
-            raise FragmentFormatError(source, "fingerprint", f"{name} {getattr(fingerprint, name)} is over "
+            raise FormatError(source, "fingerprint", f"{name} {getattr(fingerprint, name)} is over "
                                                              f"{_MAX_DIM}")
     if fingerprint.max_positions > _MAX_START:
-        raise FragmentFormatError(source, "fingerprint", "max_positions is over 2**63 - 1")
+        raise FormatError(source, "fingerprint", "max_positions is over 2**63 - 1")
     if not (math.isfinite(fingerprint.rope_theta) and fingerprint.rope_theta > 0):
-        raise FragmentFormatError(source, "fingerprint", f"rope_theta {fingerprint.rope_theta!r} is not a finite "
+        raise FormatError(source, "fingerprint", f"rope_theta {fingerprint.rope_theta!r} is not a finite "
                                                          f"positive number")
     for name in ("architecture", "weights"):
         _check_peer_text(getattr(fingerprint, name), source, f"fingerprint.{name}")
@@ -396,11 +385,11 @@ def _check_peer_text(value: str, source: str, field: str) -> None:
     """Strings from a peer's file reach terminals, tables and reports: bounded, valid Unicode,
     and free of control, format (e.g. bidi overrides) and line-separator characters."""
     if len(value) > MAX_PEER_TEXT:
-        raise FragmentFormatError(source, field, f"{len(value)} characters is over the limit of {MAX_PEER_TEXT}")
+        raise FormatError(source, field, f"{len(value)} characters is over the limit of {MAX_PEER_TEXT}")
     for position, ch in enumerate(value):
         category = unicodedata.category(ch)
         if category in _UNSAFE_TEXT:
-            raise FragmentFormatError(source, field, f"character U+{ord(ch):04X} ({_UNSAFE_TEXT[category]}) at "
+            raise FormatError(source, field, f"character U+{ord(ch):04X} ({_UNSAFE_TEXT[category]}) at "
                                                      f"position {position} is not allowed")
 
 
@@ -409,22 +398,22 @@ def _tensor_shape(entry: Any, name: str, fp: Fingerprint, source: str,
     entry = _exact_keys(entry, TENSOR_FIELDS, source, name, "fields")
     want_dtype = SAFETENSORS_DTYPE[fp.dtype]
     if entry["dtype"] != want_dtype:
-        raise FragmentFormatError(source, f"{name}.dtype", f"{entry['dtype']!r} but the fingerprint's "
+        raise FormatError(source, f"{name}.dtype", f"{entry['dtype']!r} but the fingerprint's "
                                                            f"dtype {fp.dtype} is stored as {want_dtype!r}")
     shape = entry["shape"]
     if not isinstance(shape, list) or len(shape) != 4 or not all(_is_int(d) and d >= 0 for d in shape):
-        raise FragmentFormatError(source, f"{name}.shape",
+        raise FormatError(source, f"{name}.shape",
                                   f"want four non-negative integers [L, H, n, D], got {str(shape)[:80]}")
     layers, heads, tokens, head_dim = shape
     for label, got, want in (("layers L", layers, fp.layers), ("kv heads H", heads, fp.kv_heads),
                              ("head dim D", head_dim, fp.head_dim)):
         if got != want:
-            raise FragmentFormatError(source, f"{name}.shape",
+            raise FormatError(source, f"{name}.shape",
                                       f"{label} is {got} but the fingerprint says {want}")
     if tokens < 1:
-        raise FragmentFormatError(source, f"{name}.shape", "a fragment must hold at least one token")
+        raise FormatError(source, f"{name}.shape", "a fragment must hold at least one token")
     if tokens > limits.max_tokens:
-        raise FragmentFormatError(source, f"{name}.shape",
+        raise FormatError(source, f"{name}.shape",
                                   f"{tokens} tokens is over the limit of {limits.max_tokens}")
     return layers, heads, tokens, head_dim
 
@@ -437,28 +426,28 @@ def _data_spans(top: dict[str, Any], shapes: dict[str, tuple[int, ...]], item: i
         offsets = top[name]["data_offsets"]
         field = f"{name}.data_offsets"
         if not isinstance(offsets, list) or len(offsets) != 2 or not all(_is_int(o) for o in offsets):
-            raise FragmentFormatError(source, field, f"want [begin, end] integers, got {str(offsets)[:80]}")
+            raise FormatError(source, field, f"want [begin, end] integers, got {str(offsets)[:80]}")
         begin, end = offsets
         if not 0 <= begin <= end:
-            raise FragmentFormatError(source, field, f"[{begin}, {end}] is not 0 <= begin <= end")
+            raise FormatError(source, field, f"[{begin}, {end}] is not 0 <= begin <= end")
         if end > data_length:
-            raise FragmentFormatError(source, field, f"[{begin}, {end}] runs past the data section of "
+            raise FormatError(source, field, f"[{begin}, {end}] runs past the data section of "
                                                      f"{data_length} bytes (truncated file?)")
         need = prod(shapes[name]) * item
         if end - begin != need:
-            raise FragmentFormatError(source, field, f"[{begin}, {end}] spans {end - begin} bytes but "
+            raise FormatError(source, field, f"[{begin}, {end}] spans {end - begin} bytes but "
                                                      f"shape {list(shapes[name])} needs {need}")
         spans[name] = (begin, end)
     position, previous = 0, "the start of the data section"
     for name, (begin, end) in sorted(spans.items(), key=lambda kv: kv[1]):
         field = f"{name}.data_offsets"
         if begin < position:
-            raise FragmentFormatError(source, field, f"[{begin}, {end}] overlaps {previous}")
+            raise FormatError(source, field, f"[{begin}, {end}] overlaps {previous}")
         if begin > position:
-            raise FragmentFormatError(source, field, f"gap of {begin - position} bytes after {previous}")
+            raise FormatError(source, field, f"gap of {begin - position} bytes after {previous}")
         position, previous = end, f"{name} [{begin}, {end}]"
     if position != data_length:
-        raise FragmentFormatError(source, "data", f"{data_length - position} trailing bytes are not "
+        raise FormatError(source, "data", f"{data_length - position} trailing bytes are not "
                                                   f"covered by any tensor")
     return spans
 
@@ -483,9 +472,9 @@ def _build_fragment(header: FragmentHeader, buffer: bytearray, source: str) -> F
     try:
         fragment = Fragment(fp, header.start, tensors["keys"], tensors["values"])
     except InputError as exc:  # the header checks above should make this unreachable
-        raise FragmentFormatError(source, "fragment", str(exc)) from None
+        raise FormatError(source, "fragment", str(exc)) from None
     if fragment.content_id != header.content_id:
-        raise FragmentFormatError(source, "content_id",
+        raise FormatError(source, "content_id",
                                   f"declared {content_id_hex(header.content_id)} but the content hashes "
                                   f"to {content_id_hex(fragment.content_id)} (corrupt or tampered)")
     return fragment
@@ -506,5 +495,5 @@ def _require_finite(tensor: torch.Tensor, source: str, name: str) -> None:
     index = (~finite).nonzero()[0].tolist()
     value = tensor[tuple(index)].item()
     kind = "NaN" if value != value else ("+inf" if value > 0 else "-inf")
-    raise FragmentFormatError(source, name, f"{kind} at [layer, head, token, dim] = {index}; "
+    raise FormatError(source, name, f"{kind} at [layer, head, token, dim] = {index}; "
                                             f"the format forbids non-finite values")

@@ -1,8 +1,8 @@
 """The one place realstate touches transformers' cache objects, in both directions — the way
 ``DynamicCache`` once paired ``from_legacy_cache`` with ``to_legacy_cache``:
 
-- ``fragment_from_cache``: an agent's cache (``cache.layers[i].keys/.values``, ``[1, H, n, D]``)
-  into one ``Fragment`` (``[L, H, n, D]`` each for keys and values);
+- ``tensors_from_cache``: an agent's cache (``cache.layers[i].keys/.values``, ``[1, H, n, D]``)
+  into the ``[L, H, n, D]`` keys and values one ``Fragment`` holds (``Fragment.from_cache``);
 - ``cache_from_tensors``: rendered ``[L, H, T, D]`` keys and values into a ``DynamicCache`` ready
   for ``model(...)`` or ``model.generate(...)``;
 - ``batch_cache_from_tensors``: several renders of one length as one cache of a batch of B, so
@@ -19,23 +19,20 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from realstate.kernel.fingerprint import Fingerprint
-from realstate.kernel.fragment import Fragment
 from spec import InputError
 
 if TYPE_CHECKING:  # imported where a cache is built: the checker renders without transformers
     from transformers import DynamicCache
 
 
-def fragment_from_cache(cache: Any, fingerprint: Fingerprint, start: int = 0) -> Fragment:
-    """One fragment from a transformers cache of a batch of one.
-
-    ``start`` is the absolute position the cache's first token was encoded at.  A sliding-window
-    layer is refused: it has dropped the tokens beyond its window."""
+def tensors_from_cache(cache: Any, layer_count: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The keys and values ``[L, H, n, D]`` of a transformers cache of a batch of one with
+    ``layer_count`` layers.  A sliding-window layer is refused: it has dropped the tokens beyond
+    its window."""
     layers = getattr(cache, "layers", None)
-    if layers is None or len(layers) != fingerprint.layers:
+    if layers is None or len(layers) != layer_count:
         got = "no .layers" if layers is None else f"{len(layers)} layers"
-        raise InputError(f"cache has {got}; the fingerprint wants {fingerprint.layers}")
+        raise InputError(f"cache has {got}; the fingerprint wants {layer_count}")
     for i, layer in enumerate(layers):
         if getattr(layer, "is_sliding", False):
             raise InputError(f"cache layer {i} is a sliding-window layer ({type(layer).__name__}); "
@@ -48,7 +45,7 @@ def fragment_from_cache(cache: Any, fingerprint: Fingerprint, start: int = 0) ->
                              f"match keys {tuple(keys.shape)}")
     keys = torch.stack([layer.keys[0] for layer in layers])
     values = torch.stack([layer.values[0] for layer in layers])
-    return Fragment(fingerprint, start, keys, values)
+    return keys, values
 
 
 def cache_from_tensors(keys: torch.Tensor, values: torch.Tensor) -> DynamicCache:

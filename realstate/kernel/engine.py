@@ -87,37 +87,3 @@ def batched_up_to(engine: Engine, elements: int) -> Engine:
     renders several states.  The bytes are the same either way; verify's renders are all small,
     so without this the path a large render takes there would never run inside verify."""
     return replace(engine, name=f"{engine.name}/batch={elements}", batch_elements=elements)
-
-
-def chunk_probes(tokens: int, head_dim: int) -> tuple[int, int]:
-    """Two chunk sizes that drive both branches of the chunked path on a render of ``tokens``
-    positions (with more than two (layer, head) blocks): a chunk of two positions (every run
-    longer than that is split by rows) and one of two whole blocks (runs are batched by blocks)."""
-    return 2 * head_dim, 2 * tokens * head_dim
-
-
-# the threads large_path_engines splits the compiled kernel's work between
-KERNEL_PROBE_THREADS = 3
-
-
-def large_path_engines(engine: Engine, tokens: int, head_dim: int) -> list[Engine]:
-    """Engines that drive every path a large render can take on a render of ``tokens`` positions:
-    the compiled kernel (one chunk size: it does not chunk) on the process's thread count, as a
-    real-size render runs, and split between three threads (uneven shares, whatever the thread
-    count the process runs with, even one), and both branches of the torch chunked path
-    (``chunk_probes``)."""
-    probes = chunk_probes(tokens, head_dim)
-    kernel = chunked(engine, probes[0])
-    return [kernel, replace(kernel, name=f"{kernel.name}/threads={KERNEL_PROBE_THREADS}",
-                            threads=KERNEL_PROBE_THREADS),
-            *(chunked(unfused(engine), n) for n in probes)]
-
-
-def _reencode_each(dest: torch.Tensor, keys: torch.Tensor, delta: int, inv_freq: Sequence[float]) -> None:
-    """``reencode_into`` under another name: it has no batched twin, so a render with it takes
-    render_layout's per-fragment path (the one engines with their own re-encoding take)."""
-    reencode_into(dest, keys, delta, inv_freq)
-
-
-# the correct mechanics through render_layout's per-fragment path: verify renders with it too
-PER_FRAGMENT = replace(CANONICAL, name="canonical/per-fragment", reencode=_reencode_each)

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from realstate.kernel.adapter import tensors_from_cache
 from realstate.kernel.dtypes import BITS_VIEW, DTYPE_CODE, dtype_name
 from realstate.kernel.fingerprint import Fingerprint
 from realstate.kernel.order_value import exact_order_value
@@ -79,12 +80,10 @@ class Fragment:
 
     @classmethod
     def from_cache(cls, cache: Any, fingerprint: Fingerprint, start: int = 0) -> Fragment:
-        """Take a transformers cache of a batch of one (``realstate.kernel.adapter.fragment_from_cache``).
+        """Take a transformers cache of a batch of one (``realstate.kernel.adapter.tensors_from_cache``).
 
         ``start`` is the absolute position the cache's first token was encoded at."""
-        from realstate.kernel.adapter import fragment_from_cache  # the adapter imports this module
-
-        return fragment_from_cache(cache, fingerprint, start)
+        return cls(fingerprint, start, *tensors_from_cache(cache, fingerprint.layers))
 
     @property
     def device(self) -> torch.device:

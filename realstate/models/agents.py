@@ -16,9 +16,8 @@ from transformers import DynamicCache
 
 from realstate.kernel.dtypes import raw_bits
 from realstate.kernel.fragment import Fragment
-from realstate.models.loading import LoadedModel
-from realstate.settings import ArgumentError
-from spec import InputError
+from realstate.models.loaded import LoadedModel
+from spec import ArgumentError, InputError
 
 DEFAULT_TEXT_PROMPTS = (
     "Agent A: the first document says the bridge opened in 1932.",

@@ -13,7 +13,7 @@ and after loading by ``verified_rotary`` (the rotary module's own cos/sin must b
 cos/sin of position x the recorded frequencies, at positions up to the model's maximum) — so a
 config that slips past the table still cannot yield a fingerprint that disagrees with the model.
 
-Torch is imported only inside the functions that need it (``realstate.settings`` and
+Torch is imported only inside the functions that need it (``realstate.replay.settings`` and
 ``realstate.models.geometry`` import this module and must stay light)."""
 
 from __future__ import annotations

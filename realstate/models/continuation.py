@@ -22,7 +22,7 @@ from transformers import DynamicCache
 
 from realstate.kernel.adapter import batch_cache_from_tensors
 from realstate.kernel.fragment import tensor_bytes
-from realstate.models.loading import LoadedModel
+from realstate.models.loaded import LoadedModel
 
 
 @dataclass(frozen=True)

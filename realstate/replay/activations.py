@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import torch
 
+from realstate.kernel.order_value import exact_order_value
 from realstate.models.agents import AgentRun
 from realstate.replay.fidelity import FidelityRow
-from realstate.kernel.order_value import exact_order_value
 
 
 @dataclass(frozen=True)

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 
 import torch
 
-from realstate.models.agents import AgentRun, check_capture, encode_again
 from realstate.kernel.engine import CANONICAL, Engine
 from realstate.kernel.fragment import Fragment
-from realstate.models.loading import LoadedModel
+from realstate.models.agents import AgentRun, check_capture, encode_again
+from realstate.models.loaded import LoadedModel
 
 
 @dataclass(frozen=True)

@@ -19,13 +19,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from realstate import properties as P
+from realstate.evidence.probes import large_path_engines
 from realstate.kernel.dtypes import storage_dtype
-from realstate.kernel.engine import CANONICAL, large_path_engines
+from realstate.kernel.engine import CANONICAL
 from realstate.kernel.fingerprint import Fingerprint
 from realstate.kernel.fragment import Fragment, content_id_of
 from realstate.kernel.order_value import PATH_PROBES, exact_order_value
 from realstate.kernel.render import Rendered, bag_render, canonical_render, naive_render
+from realstate.replay import properties as P
 from spec import Check, ClaimResult, InputError
 
 VECTORS_FORMAT = "canonmerge-known-answer-vectors"

@@ -21,11 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
-from realstate.kernel.fragment import Fragment
-from realstate.exchange.fragment_file import DEFAULT_LIMITS, FragmentFormatError
+from realstate.exchange.fragment_file import DEFAULT_LIMITS
 from realstate.exchange.stores.base import FragmentStore, require_one_fingerprint
 from realstate.exchange.stores.locations import open_store, same_or_inside
-from spec import Progress, no_progress
+from realstate.kernel.fragment import Fragment
+from spec import FormatError, Progress, no_progress
 
 DEFAULT_BATCH_BYTES = 256 << 20
 DEFAULT_WORKERS = 8  # concurrent transfers: an object store's latency, not its bandwidth, dominates
@@ -50,11 +50,11 @@ def refuse_nested(dst: str, src: str) -> None:
     """A store inside another is a foreign entry of it: merging them would make one unreadable
     (and merging a store into itself is always a mistake)."""
     if same_or_inside(dst, src) and same_or_inside(src, dst):
-        raise FragmentFormatError(dst, "merge", f"the destination is the source ({src})")
+        raise FormatError(dst, "merge", f"the destination is the source ({src})")
     if same_or_inside(dst, src):
-        raise FragmentFormatError(dst, "merge", f"the destination lies inside the source {src}")
+        raise FormatError(dst, "merge", f"the destination lies inside the source {src}")
     if same_or_inside(src, dst):
-        raise FragmentFormatError(dst, "merge", f"the source {src} lies inside the destination")
+        raise FormatError(dst, "merge", f"the source {src} lies inside the destination")
 
 
 def _parallel(work: Callable[[T], R], items: Iterable[T], workers: int) -> list[R]:
@@ -97,7 +97,7 @@ def merge_stores(dst: FragmentStore | str, src: FragmentStore, *, batch_bytes: i
         try:
             return src.get(cid, size)
         except KeyError:
-            raise FragmentFormatError(src.where(cid), "file", "vanished from the source while it was "
+            raise FormatError(src.where(cid), "file", "vanished from the source while it was "
                                                               "merged (a grow-only store never loses a "
                                                               "fragment)") from None
 

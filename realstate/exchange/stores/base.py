@@ -19,18 +19,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
-from realstate.kernel.fingerprint import Fingerprint
-from realstate.kernel.fragment import Fragment, fragment_set
 from realstate.exchange.fragment_file import (
     DEFAULT_LIMITS,
     FILE_SUFFIX,
-    FragmentFormatError,
+    FormatError,
     FragmentHeader,
     Limits,
     fragment_to_bytes,
     load_fragment,
 )
 from realstate.exchange.store_layout import MARKER_NAME, MARKER_TEXT, MAX_MARKER_BYTES
+from realstate.kernel.fingerprint import Fingerprint
+from realstate.kernel.fragment import Fragment, fragment_set
 from spec import FragmentSet, content_id_hex, parse_content_id_hex
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ class FragmentStore(ABC):
         try:
             return parse_content_id_hex(cid) if isinstance(cid, str) else parse_content_id_hex(cid.hex())
         except (ValueError, AttributeError) as exc:
-            raise FragmentFormatError(self.location, "content id", str(exc)) from None
+            raise FormatError(self.location, "content id", str(exc)) from None
 
     def ids(self) -> list[bytes]:
         """The ids present, ascending.  Checks names; contents are checked on read."""
@@ -134,7 +134,7 @@ class FragmentStore(ABC):
     def __contains__(self, cid: object) -> bool:
         try:
             return self._exists(self._parse_id(cid))  # type: ignore[arg-type]
-        except FragmentFormatError:
+        except FormatError:
             return False  # a malformed id names no fragment
 
     def get(self, cid: bytes | str, listed_size: int | None = None) -> Fragment:
@@ -166,7 +166,7 @@ class FragmentStore(ABC):
             return
         for fragment, source in incoming:
             if fragment.fingerprint != ours:
-                raise FragmentFormatError(source, "fingerprint", f"differs from the store's fingerprint in "
+                raise FormatError(source, "fingerprint", f"differs from the store's fingerprint in "
                                                                  f"{ours.describe_mismatch(fragment.fingerprint)}")
 
     def put(self, fragment: Fragment, *, checked: bool = False) -> bool:
@@ -196,13 +196,6 @@ class FragmentStore(ABC):
         self.check_fingerprints((f, f"fragment {content_id_hex(f.content_id)}") for f in incoming)
         return sum(self.put(f) for f in incoming)
 
-    def merge(self, other: FragmentStore) -> int:
-        """Anti-entropy from ``other`` into this store (``realstate.exchange.stores.anti_entropy``);
-        returns how many fragments were added."""
-        from realstate.exchange.stores.anti_entropy import merge_stores
-
-        return merge_stores(self, other).added
-
     def render(self, base: int = 0) -> Rendered:
         """CanonicalMerge of the stored set (``realstate.kernel.render.canonical_render``)."""
         from realstate.kernel.render import canonical_render  # transformers only when rendering
@@ -221,7 +214,7 @@ class FragmentStore(ABC):
             except KeyError:
                 report.corrupt.append((self.where(cid), "vanished while the store was verified"))
                 continue
-            except FragmentFormatError as exc:
+            except FormatError as exc:
                 report.corrupt.append((exc.source, f"{exc.field}: {exc.problem}"))
                 continue
             report.bytes_read += size
@@ -234,7 +227,7 @@ class FragmentStore(ABC):
 
     def _check_id_matches(self, cid: bytes, fragment: Fragment) -> Fragment:
         if fragment.content_id != cid:
-            raise FragmentFormatError(self.where(cid), "file name", f"content hashes to "
+            raise FormatError(self.where(cid), "file name", f"content hashes to "
                                                                     f"{content_id_hex(fragment.content_id)}, "
                                                                     f"not to the id it is stored under")
         return fragment
@@ -248,7 +241,7 @@ def require_one_fingerprint(fragments: Iterable[Fragment]) -> Fingerprint | None
         if first is None:
             first = fragment
         elif fragment.fingerprint != first.fingerprint:
-            raise FragmentFormatError(f"fragment {content_id_hex(fragment.content_id)}", "fingerprint",
+            raise FormatError(f"fragment {content_id_hex(fragment.content_id)}", "fingerprint",
                                       f"differs from fragment {content_id_hex(first.content_id)} in "
                                       f"{first.fingerprint.describe_mismatch(fragment.fingerprint)}")
     return None if first is None else first.fingerprint

@@ -23,11 +23,10 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from realstate.kernel.fragment import Fragment
 from realstate.exchange.fragment_file import (
     DEFAULT_LIMITS,
     FILE_SUFFIX,
-    FragmentFormatError,
+    FormatError,
     FragmentHeader,
     Limits,
     load_fragment,
@@ -42,6 +41,7 @@ from realstate.exchange.stores.base import (
     FragmentStore,
     fragment_name,
 )
+from realstate.kernel.fragment import Fragment
 
 _FRAGMENT_NAME = re.compile(r"([0-9a-f]{64})" + re.escape(FILE_SUFFIX))
 TEMP_NAME = re.compile(r"\.tmp-[0-9]+-[0-9a-f]{16}")
@@ -75,7 +75,7 @@ class DirectoryStore(FragmentStore):
         try:
             self.path.mkdir(exist_ok=True)
         except OSError as exc:
-            raise FragmentFormatError(str(self.path), "store", f"cannot create: {_os_problem(exc)}") from None
+            raise FormatError(str(self.path), "store", f"cannot create: {_os_problem(exc)}") from None
         marker = self.path / MARKER_NAME
         if os.path.lexists(marker):
             return  # checked by _check_marker
@@ -83,7 +83,7 @@ class DirectoryStore(FragmentStore):
         if others:
             if os.path.lexists(marker):
                 return  # a concurrent creator made it (and then a fragment) while we looked
-            raise FragmentFormatError(str(self.path), "store", f"not empty and not a canonmerge store "
+            raise FormatError(str(self.path), "store", f"not empty and not a canonmerge store "
                                                                f"(no {MARKER_NAME}; found {sorted(others)[:3]})")
         self._write_atomic(MARKER_NAME, [MARKER_TEXT.encode("ascii")])
 
@@ -92,27 +92,27 @@ class DirectoryStore(FragmentStore):
             with os.scandir(self.path) as scan:
                 return sorted(e.name for e in scan)
         except OSError as exc:
-            raise FragmentFormatError(str(self.path), "store", f"cannot list: {_os_problem(exc)}") from None
+            raise FormatError(str(self.path), "store", f"cannot list: {_os_problem(exc)}") from None
 
     def _check_marker(self) -> None:
         marker = self.path / MARKER_NAME
         if not self.path.is_dir():
             problem = "is not a directory" if os.path.lexists(self.path) else "no such store directory"
-            raise FragmentFormatError(str(self.path), "store", problem)
+            raise FormatError(str(self.path), "store", problem)
         try:
             info = os.lstat(marker)
         except FileNotFoundError:
-            raise FragmentFormatError(str(self.path), "store", f"not a canonmerge store (no {MARKER_NAME})") from None
+            raise FormatError(str(self.path), "store", f"not a canonmerge store (no {MARKER_NAME})") from None
         except OSError as exc:
-            raise FragmentFormatError(str(marker), "store marker", f"cannot stat: {_os_problem(exc)}") from None
+            raise FormatError(str(marker), "store marker", f"cannot stat: {_os_problem(exc)}") from None
         if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_MARKER_BYTES:
-            raise FragmentFormatError(str(marker), "store marker", "is not a small regular file")
+            raise FormatError(str(marker), "store marker", "is not a small regular file")
         try:
             text = marker.read_bytes()
         except OSError as exc:
-            raise FragmentFormatError(str(marker), "store marker", f"cannot read: {_os_problem(exc)}") from None
+            raise FormatError(str(marker), "store marker", f"cannot read: {_os_problem(exc)}") from None
         if text != MARKER_TEXT.encode("ascii"):
-            raise FragmentFormatError(str(marker), "store marker", "unknown store layout or version")
+            raise FormatError(str(marker), "store marker", "unknown store layout or version")
 
     def _entries(self) -> Iterator[tuple[bytes, Path, int]]:
         """Every fragment file as (id, path, size); refuses anything that is not one (module doc)."""
@@ -122,20 +122,20 @@ class DirectoryStore(FragmentStore):
                 continue
             temporary, match = TEMP_NAME.fullmatch(name), _FRAGMENT_NAME.fullmatch(name)
             if temporary is None and match is None:
-                raise FragmentFormatError(where, "file name", f"not <64 lowercase hex id>{FILE_SUFFIX}; "
+                raise FormatError(where, "file name", f"not <64 lowercase hex id>{FILE_SUFFIX}; "
                                                               f"refusing a store with foreign files")
             try:
                 info = os.lstat(self.path / name)
             except FileNotFoundError:  # only a temporary can vanish: its writer renamed it
                 if temporary is not None:
                     continue
-                raise FragmentFormatError(where, "file", "vanished while the store was listed") from None
+                raise FormatError(where, "file", "vanished while the store was listed") from None
             except OSError as exc:
-                raise FragmentFormatError(where, "file", f"cannot stat: {_os_problem(exc)}") from None
+                raise FormatError(where, "file", f"cannot stat: {_os_problem(exc)}") from None
             if stat.S_ISLNK(info.st_mode):
-                raise FragmentFormatError(where, "file type", "is a symbolic link; refused in a store")
+                raise FormatError(where, "file type", "is a symbolic link; refused in a store")
             if not stat.S_ISREG(info.st_mode):
-                raise FragmentFormatError(where, "file type", "is not a regular file")
+                raise FormatError(where, "file type", "is not a regular file")
             if match is not None:  # temporaries: a write in flight or a killed writer's; not state
                 yield bytes.fromhex(match.group(1)), self.path / name, info.st_size
 
@@ -179,7 +179,7 @@ class DirectoryStore(FragmentStore):
         try:
             replace_atomically(temp, self.path / name, chunks)
         except OSError as exc:
-            raise FragmentFormatError(str(self.path / name), "store", f"cannot write: {_os_problem(exc)}") from None
+            raise FormatError(str(self.path / name), "store", f"cannot write: {_os_problem(exc)}") from None
         self._fsync_directory()
 
     def _fsync_directory(self) -> None:
@@ -192,7 +192,7 @@ class DirectoryStore(FragmentStore):
             finally:
                 os.close(fd)
         except OSError as exc:
-            raise FragmentFormatError(str(self.path), "store", f"cannot sync: {_os_problem(exc)}") from None
+            raise FormatError(str(self.path), "store", f"cannot sync: {_os_problem(exc)}") from None
 
     def temporaries(self) -> list[str]:
         names = []
@@ -209,7 +209,7 @@ class DirectoryStore(FragmentStore):
         """Remove temporary files last modified more than ``older_than_s`` seconds ago (a live
         writer's file is younger); returns the names removed.  Touches nothing else."""
         if not older_than_s >= 0:
-            raise FragmentFormatError(str(self.path), "older_than_s", f"must be >= 0, got {older_than_s}")
+            raise FormatError(str(self.path), "older_than_s", f"must be >= 0, got {older_than_s}")
         now, removed = time.time(), []
         for name in self.temporaries():
             path = self.path / name
@@ -221,7 +221,7 @@ class DirectoryStore(FragmentStore):
             except FileNotFoundError:
                 continue  # its writer finished (renamed it) or another cleaner got there first
             except OSError as exc:
-                raise FragmentFormatError(str(path), "temporary", f"cannot remove: {_os_problem(exc)}") from None
+                raise FormatError(str(path), "temporary", f"cannot remove: {_os_problem(exc)}") from None
         return removed
 
 

@@ -9,10 +9,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from realstate.exchange.fragment_file import DEFAULT_LIMITS, FragmentFormatError, Limits
+from realstate.exchange.fragment_file import DEFAULT_LIMITS, Limits
 from realstate.exchange.stores.base import FragmentStore
 from realstate.exchange.stores.directory import DirectoryStore
 from realstate.exchange.stores.s3 import is_s3_url, parse_s3_url
+from spec import FormatError
 
 
 def open_store(location: str | os.PathLike[str], *, create: bool = False,
@@ -39,7 +40,7 @@ def store_is_absent(location: str | os.PathLike[str]) -> bool:
     try:
         return not os.path.lexists(text) or (os.path.isdir(text) and not os.listdir(text))
     except OSError as exc:
-        raise FragmentFormatError(str(text), "store", f"cannot list: {exc.strerror or exc}") from None
+        raise FormatError(str(text), "store", f"cannot list: {exc.strerror or exc}") from None
 
 
 def same_or_inside(inner: str, outer: str) -> bool:
@@ -52,4 +53,4 @@ def same_or_inside(inner: str, outer: str) -> bool:
     try:
         return Path(inner).resolve().is_relative_to(Path(outer).resolve())
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
-        raise FragmentFormatError(inner, "store", f"cannot resolve the path: {exc}") from None
+        raise FormatError(inner, "store", f"cannot resolve the path: {exc}") from None

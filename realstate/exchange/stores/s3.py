@@ -26,11 +26,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from realstate.kernel.fragment import Fragment
 from realstate.exchange.fragment_file import (
     DEFAULT_LIMITS,
     FILE_SUFFIX,
-    FragmentFormatError,
+    FormatError,
     FragmentHeader,
     Limits,
     fragment_from_bytes,
@@ -44,6 +43,7 @@ from realstate.exchange.stores.base import (
     FragmentStore,
     fragment_name,
 )
+from realstate.kernel.fragment import Fragment
 
 SCHEME = "s3://"
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
@@ -74,18 +74,18 @@ def parse_s3_url(text: str) -> S3Location:
     """``s3://bucket`` or ``s3://bucket/some/prefix`` (a trailing ``/`` is optional).  Prefix
     segments use S3's safe characters only, so a location can always be printed literally."""
     if not is_s3_url(text):
-        raise FragmentFormatError(text[:100], "store", f"not an {SCHEME} URL")
+        raise FormatError(text[:100], "store", f"not an {SCHEME} URL")
     bucket, _, prefix = text[len(SCHEME):].partition("/")
     if not _BUCKET.fullmatch(bucket) or ".." in bucket:
-        raise FragmentFormatError(text[:100], "store", f"bucket name {bucket[:70]!r} is not a valid S3 bucket "
+        raise FormatError(text[:100], "store", f"bucket name {bucket[:70]!r} is not a valid S3 bucket "
                                                        f"name (3-63 of a-z 0-9 . -)")
     prefix = prefix.rstrip("/")
     if len(prefix) > MAX_PREFIX_CHARS:
-        raise FragmentFormatError(text[:100] + "...", "store", f"prefix is over {MAX_PREFIX_CHARS} characters")
+        raise FormatError(text[:100] + "...", "store", f"prefix is over {MAX_PREFIX_CHARS} characters")
     if prefix:
         for segment in prefix.split("/"):
             if not _SEGMENT.fullmatch(segment) or segment in (".", ".."):
-                raise FragmentFormatError(text[:100], "store", f"prefix segment {segment[:40]!r} is not allowed "
+                raise FormatError(text[:100], "store", f"prefix segment {segment[:40]!r} is not allowed "
                                                                f"(use A-Z a-z 0-9 and !_.*'()+=,@~-; no empty, "
                                                                f"'.' or '..' segments)")
         prefix += "/"
@@ -105,7 +105,7 @@ def default_client() -> Any:
                 import boto3
                 from botocore.config import Config
             except ImportError:
-                raise FragmentFormatError("s3", "store", "S3 stores need boto3: pip install 'canonmerge[s3]'") \
+                raise FormatError("s3", "store", "S3 stores need boto3: pip install 'canonmerge[s3]'") \
                     from None
             _CLIENT = boto3.session.Session().client(
                 "s3", config=Config(connect_timeout=10, read_timeout=60, max_pool_connections=32))
@@ -131,11 +131,11 @@ def _problem(exc: Exception) -> str:
     return f"{name}: {exc}"
 
 
-def s3_error(at: S3Location, where: str, doing: str, exc: Exception) -> FragmentFormatError:
+def s3_error(at: S3Location, where: str, doing: str, exc: Exception) -> FormatError:
     """A botocore error as an error naming the object (or the bucket) and the cause."""
     if _error_code(exc)[0] == "NoSuchBucket":
-        return FragmentFormatError(at.url, "store", f"no such bucket {at.bucket!r}")
-    return FragmentFormatError(where, "store", f"cannot {doing}: {_problem(exc)}")
+        return FormatError(at.url, "store", f"no such bucket {at.bucket!r}")
+    return FormatError(where, "store", f"cannot {doing}: {_problem(exc)}")
 
 
 def call(client: Any, at: S3Location, where: str, doing: str, method: str, **kwargs: Any) -> Any:
@@ -178,7 +178,7 @@ class S3Store(FragmentStore):
     def where(self, cid: bytes) -> str:
         return self.at.url + fragment_name(cid)
 
-    def _fail(self, where: str, doing: str, exc: Exception) -> FragmentFormatError:
+    def _fail(self, where: str, doing: str, exc: Exception) -> FormatError:
         return s3_error(self.at, where, doing, exc)
 
     def _call(self, where: str, doing: str, method: str, **kwargs: Any) -> Any:
@@ -201,7 +201,7 @@ class S3Store(FragmentStore):
         if names:
             if self._marker_exists():
                 return  # a concurrent creator made it (and then a fragment) while we looked
-            raise FragmentFormatError(self.location, "store", f"not empty and not a canonmerge store "
+            raise FormatError(self.location, "store", f"not empty and not a canonmerge store "
                                                               f"(no {MARKER_NAME}; found {sorted(names)[:3]})")
         try:
             self.client.put_object(Bucket=self.at.bucket, Key=marker, Body=MARKER_TEXT.encode("ascii"),
@@ -235,17 +235,17 @@ class S3Store(FragmentStore):
         except ClientError as exc:
             code, status = _error_code(exc)
             if code in ("NoSuchKey", "404") or (status == 404 and code != "NoSuchBucket"):
-                raise FragmentFormatError(self.location, "store",
+                raise FormatError(self.location, "store",
                                           f"not a canonmerge store (no {MARKER_NAME})") from None
             raise self._fail(where, "read the store marker", exc) from None
         except BotoCoreError as exc:
             raise self._fail(where, "read the store marker", exc) from None
         with reply["Body"] as body:
             if reply.get("ContentLength", 0) > MAX_MARKER_BYTES:
-                raise FragmentFormatError(where, "store marker", "is not a small object")
+                raise FormatError(where, "store marker", "is not a small object")
             text = self._read_body(body, where, reply.get("ContentLength", 0))
         if text != MARKER_TEXT.encode("ascii"):
-            raise FragmentFormatError(where, "store marker", "unknown store layout or version")
+            raise FormatError(where, "store marker", "unknown store layout or version")
 
     def _read_body(self, body: Any, where: str, size: int) -> bytes:
         from botocore.exceptions import BotoCoreError
@@ -253,9 +253,9 @@ class S3Store(FragmentStore):
         try:
             data = body.read()
         except (BotoCoreError, OSError) as exc:
-            raise FragmentFormatError(where, "store", f"cannot read: {_problem(exc)}") from None
+            raise FormatError(where, "store", f"cannot read: {_problem(exc)}") from None
         if len(data) != size:
-            raise FragmentFormatError(where, "file size", f"got {len(data)} bytes, the object has {size}")
+            raise FormatError(where, "file size", f"got {len(data)} bytes, the object has {size}")
         return data
 
     def listing(self) -> dict[bytes, int]:
@@ -267,7 +267,7 @@ class S3Store(FragmentStore):
                 kwargs["ContinuationToken"] = token
             page = self._call(self.location, "list", "list_objects_v2", **kwargs)
             for nested in page.get("CommonPrefixes", []):
-                raise FragmentFormatError(self.at.url + nested["Prefix"][len(self.at.prefix):], "object name",
+                raise FormatError(self.at.url + nested["Prefix"][len(self.at.prefix):], "object name",
                                           "a nested prefix; refusing a store with foreign objects")
             for obj in page.get("Contents", []):
                 name = obj["Key"][len(self.at.prefix):]
@@ -275,7 +275,7 @@ class S3Store(FragmentStore):
                     continue
                 match = _FRAGMENT_NAME.fullmatch(name)
                 if match is None:
-                    raise FragmentFormatError(self.at.url + name[:200], "object name",
+                    raise FormatError(self.at.url + name[:200], "object name",
                                               f"not <64 lowercase hex id>{FILE_SUFFIX}; refusing a store "
                                               f"with foreign objects")
                 found[bytes.fromhex(match.group(1))] = int(obj["Size"])
@@ -283,7 +283,7 @@ class S3Store(FragmentStore):
                 return found
             token = page.get("NextContinuationToken")
             if not token:
-                raise FragmentFormatError(self.location, "store", "the listing is truncated without a "
+                raise FormatError(self.location, "store", "the listing is truncated without a "
                                                                   "continuation token")
 
     # -- reading ------------------------------------------------------------------------------
@@ -308,7 +308,7 @@ class S3Store(FragmentStore):
 
     def _check_size(self, size: int, where: str) -> None:
         if size > self.limits.max_bytes:
-            raise FragmentFormatError(where, "file size", f"{size} bytes is over the limit of "
+            raise FormatError(where, "file size", f"{size} bytes is over the limit of "
                                                           f"{self.limits.max_bytes} bytes")
 
     def _read(self, cid: bytes, size: int | None) -> Fragment:
@@ -331,7 +331,7 @@ class S3Store(FragmentStore):
             raise self._fail(where, "read", exc) from None
         with reply["Body"] as body:
             if int(reply["ContentLength"]) != size:
-                raise FragmentFormatError(where, "file size", f"the object is {reply['ContentLength']} bytes "
+                raise FormatError(where, "file size", f"the object is {reply['ContentLength']} bytes "
                                                               f"but was listed as {size}: it changed")
             data = self._read_body(body, where, size)
         return self._check_id_matches(cid, fragment_from_bytes(data, where, self.limits))
@@ -396,7 +396,7 @@ class S3Store(FragmentStore):
 
     def clean_temporaries(self, older_than_s: float = DEFAULT_TEMP_AGE_S) -> list[str]:
         if not older_than_s >= 0:
-            raise FragmentFormatError(self.location, "older_than_s", f"must be >= 0, got {older_than_s}")
+            raise FormatError(self.location, "older_than_s", f"must be >= 0, got {older_than_s}")
         now, removed = datetime.now(timezone.utc), []
         for upload in self._uploads():
             started = upload.get("Initiated")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from realstate import properties as P
+from realstate.processes import properties as P
 from spec import InputError, Outcome, PartReport, Progress, Table, no_progress
 
 PART = "realstate"
@@ -75,7 +75,7 @@ def _fragments(settings: ReplicateSettings, progress: Progress) -> tuple[list[An
             raise InputError(f"{settings.store}: the store is empty; nothing to replicate")
         return fragments, f"store {settings.store}"
     from realstate.models.agents import run_agents
-    from realstate.models.loading import load_seeded
+    from realstate.models.seeded import load_seeded
 
     progress("replicate: agents", 0, settings.agents)
     lm = load_seeded(settings.geometry, "bfloat16", "cpu", settings.seed)
@@ -99,9 +99,9 @@ def _devices(settings: ReplicateSettings) -> list[str]:
 def run_replicate(settings: ReplicateSettings, progress: Progress = no_progress) -> PartReport:
     settings.validate()
     started = time.perf_counter()
-    from realstate.processes.replicate.rank import RankJob, run_rank
     from realstate.exchange.fragment_file import save_fragment
     from realstate.kernel.render import canonical_render
+    from realstate.processes.replicate.rank import RankJob, run_rank
     from realstate.processes.soak.endpoint import free_port
 
     fragments, source = _fragments(settings, progress)

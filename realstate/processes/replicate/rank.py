@@ -26,9 +26,9 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from realstate.exchange.fragment_file import fragment_from_bytes, fragment_to_bytes, load_fragment
 from realstate.kernel.engine import CANONICAL, Engine
 from realstate.kernel.fragment import Fragment
-from realstate.exchange.fragment_file import fragment_from_bytes, fragment_to_bytes, load_fragment
 from realstate.kernel.render import canonical_render
 
 # kinds of delivery in a rank's schedule

@@ -29,14 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from realstate import properties as P
+from realstate.exchange.stores import open_store
+from realstate.processes import properties as P
 from realstate.processes.soak.endpoint import MotoEndpoint, client_environment, free_port
 from realstate.processes.soak.gateway import Gateway
 from realstate.processes.soak.nemesis import FaultPlan, plan_faults, restart_gateway, torn_upload
 from realstate.processes.soak.processes import Worker, WorkerDied, WorkerPool
 from realstate.processes.soak.settings import FAULT_KINDS, SoakSettings
 from realstate.processes.soak.synthetic import soak_fragment
-from realstate.exchange.stores import open_store
 from spec import InputError, Outcome, PartReport, Progress, Table, content_id_hex, no_progress
 
 PART = "realstate"

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from realstate.exchange.fragment_file import fragment_to_bytes
+from realstate.exchange.stores import fragment_name, is_s3_url, parse_s3_url
 from realstate.processes.soak.gateway import Gateway
 from realstate.processes.soak.settings import SoakSettings
 from realstate.processes.soak.synthetic import soak_fragment
-from realstate.exchange.stores import fragment_name, is_s3_url, parse_s3_url
 
 
 @dataclass

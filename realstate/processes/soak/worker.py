@@ -13,9 +13,9 @@ import os
 from multiprocessing.connection import Connection
 from typing import Any
 
-from realstate.processes.soak.synthetic import FragmentShape, soak_fragment
 from realstate.exchange.stores import FragmentStore, open_store
 from realstate.exchange.stores.anti_entropy import merge_stores
+from realstate.processes.soak.synthetic import FragmentShape, soak_fragment
 from spec import InputError, content_id_hex
 
 

