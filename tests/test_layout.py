@@ -225,3 +225,29 @@ def test_importing_a_pure_room_loads_nothing_it_must_not(modules: str, forbidden
             f"bad = {sorted(forbidden)!r} and set({sorted(forbidden)!r}) & {{m.split('.')[0] for m in sys.modules}}\n"
             "assert not bad, bad")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_the_oracle_never_imports_dynamically():
+    """A string import would slip past the rule above: the independent reference has none."""
+    for path in (ROOT / "oracle").rglob("*.py"):
+        text = path.read_text()
+        assert "importlib" not in text and "__import__" not in text, path.name
+
+
+def test_the_check_command_imports_torch_and_realstate_only_when_it_runs():
+    """``canonmerge check --help`` and the parser stay fast: no top-level import of the product."""
+    tree = ast.parse((ROOT / "canonmerge" / "commands" / "check.py").read_text())
+    top = {(a.name if isinstance(node, ast.Import) else node.module or "").split(".")[0]
+           for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+           for a in (node.names if isinstance(node, ast.Import) else [node])}
+    assert not top & {"realstate", "torch", "transformers", "hypothesis"}
+
+
+def test_the_rule_checker_sees_a_forbidden_import(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A check that cannot fail is a defect: the kernel importing the replay is refused."""
+    bad = ROOT / "realstate" / "kernel" / "bad_for_test.py"  # never written: only read through MODULES
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: "from realstate.replay.context import Replay\n")
+    monkeypatch.setattr(sys.modules[__name__], "MODULES", {"realstate.kernel.bad": bad})
+    monkeypatch.setattr(sys.modules[__name__], "module_name", lambda p: "realstate.kernel.bad")
+    with pytest.raises(AssertionError, match="imports realstate.replay.context"):
+        test_every_room_imports_only_what_its_rule_allows()
