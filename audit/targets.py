@@ -1,6 +1,6 @@
 """What ``canonmerge audit`` mutates: the files, mutmut's operators, and what is out of scope.
 
-The targets are the code the claims are about (issue 9, item 6): ``spec/``, realstate's render,
+The targets are the code the claims are about: ``spec/``, realstate's render,
 RoPE, order value, fragment/content id, fingerprint and engine, and the proof encodings.
 
 Operators are mutmut 3.8's node operators, pinned by name.  Left out, with the reason:

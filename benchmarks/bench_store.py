@@ -9,7 +9,7 @@ Measured, each into a fresh destination prefix:
 - the floor: plain boto3 ``get_object(...).read()`` + ``put_object`` of the same keys, one after
   another, and with the same 8 threads.
 
-The budget (issue 13) is merge <= 2x the plain copy.  Figures are medians over repeats; run:
+The budget is merge <= 2x the plain copy.  Figures are medians over repeats; run:
     python benchmarks/bench_store.py [--fragments 100] [--mib 1] [--repeats 3]
 """
 
