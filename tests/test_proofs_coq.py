@@ -9,12 +9,13 @@ import json
 import os
 
 import pytest
+import z3
 
 import proofs
 from audit import Patch, ScratchCopy
 from proofs import coqc
 from proofs.mechanised import PREMISES, SOURCE, THEOREMS
-from proofs.obligation import Result
+from proofs.obligation import Goal, Obligation, Result
 from spec import Outcome
 from tests.coq_helpers import needs_coqc
 
@@ -163,3 +164,18 @@ def test_judging_a_theorem_from_its_answers():
     assert result is Result.NOT_PROVED and "premise id_injective changed" in reason
     result, reason, _ = coqc.judge(theorem, {"statement": statement})
     assert result is Result.NOT_PROVED and "no statement or assumptions" in reason
+
+
+@needs_coqc
+def test_fail_fast_reports_the_first_failure_and_stops_coqc():
+    """The Z3 rows run while coqc compiles; a failing Z3 row stops the run before the Coq rows are
+    collected, even one listed after them, and coqc is stopped with it."""
+    false = Obligation("c3_fake_false_law", "C3", "a false law, for the runner", Result.PROVED,
+                       lambda: Goal([], z3.BoolVal(False), "QF_UF"))
+    report = proofs.run(obligations=[THEOREMS[1], false], fail_fast=True)
+    assert [r.check for r in report.results] == ["c3_fake_false_law"]
+    assert report.results[0].outcome is Outcome.FAILS and report.data["coq"] == "not run"
+    assert report.notes[-1] == "--fail-fast: stopped at c3_fake_false_law; 1 rows not run"
+    both = proofs.run(obligations=[THEOREMS[1], false])
+    assert [(r.check, r.outcome) for r in both.results] == [(THEOREMS[1].name, Outcome.HOLDS),
+                                                            ("c3_fake_false_law", Outcome.FAILS)]
