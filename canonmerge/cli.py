@@ -25,7 +25,7 @@ from spec import CLAIMS, ClaimResult, InputError, Outcome, PartReport, exit_code
 
 # subcommand -> (module implementing it, one-line help)
 PART_COMMANDS: dict[str, tuple[str, str]] = {
-    "prove": ("canonmerge.commands.prove", "Z3 proofs of the CvRDT laws and the ordering contract"),
+    "prove": ("canonmerge.commands.prove", "Z3 and Coq proofs of the CvRDT laws and the ordering contract"),
     "check": ("canonmerge.commands.check",
               "exhaustive permutation/merge-tree/re-delivery checker and gossip explorer"),
     "realstate": ("canonmerge.commands.realstate",

@@ -1,14 +1,15 @@
-"""Every row the runner knows (Z3 obligations and code checks), in claim order, and selection
-by name or claim id."""
+"""Every row the runner knows (Z3 obligations, code checks, Coq theorems), in claim order, and
+selection by name or claim id."""
 
 from __future__ import annotations
 
-from proofs import bag, fragment_set, links, ordering, render
+from proofs import bag, fragment_set, links, mechanised, ordering, render
 from proofs.obligation import Result, Row
 from spec import CLAIMS, Check, Expect, InputError, register
 
 OBLIGATIONS: list[Row] = sorted(
-    [*fragment_set.OBLIGATIONS, *ordering.OBLIGATIONS, *render.OBLIGATIONS, *bag.OBLIGATIONS, *links.CHECKS],
+    [*fragment_set.OBLIGATIONS, *ordering.OBLIGATIONS, *render.OBLIGATIONS, *bag.OBLIGATIONS, *links.CHECKS,
+     *mechanised.THEOREMS],
     key=lambda ob: list(CLAIMS).index(ob.claim),
 )
 

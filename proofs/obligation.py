@@ -11,8 +11,9 @@ group must be needed, i.e. dropping it makes the query ``sat`` (else UNNEEDED), 
 obligation states why it is kept.  A ``sat`` model is re-evaluated (premises true, claim
 false) before it is shown as a witness.
 
-``CodeCheck`` is the other kind of row: a bounded-exhaustive run of the real Python code in
-``spec`` against the Z3 encoding evaluated on the same concrete values (``proofs.links``)."""
+``CodeCheck`` is the second kind of row: a bounded-exhaustive run of the real Python code in
+``spec`` against the Z3 encoding evaluated on the same concrete values (``proofs.links``);
+``CoqTheorem`` the third: a theorem of the Coq development, for every N (``proofs.coqc``)."""
 
 from __future__ import annotations
 
@@ -27,13 +28,16 @@ from spec import claim as lookup_claim
 
 
 class Result(str, Enum):
-    """What the solver established.  Only PROVED and REFUTED are answers; the rest never hold."""
+    """What the solver established.  Only PROVED and REFUTED are answers; the rest never hold.
+    NOT_PROVED is a Coq theorem that coqc did not establish as registered (a compile error, a
+    missing theorem, an axiom, a changed statement or premise)."""
 
     PROVED = "proved"
     REFUTED = "refuted"
     UNKNOWN = "unknown"
     VACUOUS = "vacuous"
     UNNEEDED = "unneeded premise"
+    NOT_PROVED = "not proved"
 
 
 Witness = Callable[[z3.ModelRef], dict[str, str]]
@@ -174,7 +178,27 @@ class CodeCheck:
         _check_row(self.name, self.claim, self.expected)
 
 
-Row = Obligation | CodeCheck
+@dataclass(frozen=True)
+class CoqTheorem:
+    """A theorem of the Coq development (``proofs/coq/``), for every N, checked by coqc.
+
+    ``coq`` is its statement as coqc prints it inside the section (up to whitespace).  The row
+    is PROVED only when the development compiles, the theorem states exactly ``coq``, and its
+    assumptions are registered premises of the development and no axiom (``proofs.coqc``)."""
+
+    name: str
+    claim: str
+    statement: str
+    coq: str
+    expected: Result = Result.PROVED
+
+    def __post_init__(self) -> None:
+        _check_row(self.name, self.claim, self.expected)
+        if self.expected is not Result.PROVED:
+            raise ValueError(f"{self.name}: a Coq theorem is expected proved")
+
+
+Row = Obligation | CodeCheck | CoqTheorem
 
 
 def _check_row(name: str, claim_id: str, expected: Result) -> None:
@@ -231,6 +255,7 @@ class Verdict:
     witness: dict[str, str] = field(default_factory=dict)
     vacuity: Vacuity | None = None
     cases: int | None = None
+    hypotheses: tuple[str, ...] | None = None  # a Coq theorem's premises (section hypotheses used)
 
     @property
     def as_expected(self) -> bool:

@@ -1,10 +1,13 @@
-"""Run obligations and code checks and report them as ``spec`` claim results (part "proofs").
+"""Run obligations, code checks and Coq theorems and report them as ``spec`` claim results (part
+"proofs").
 
 A row HOLDS only when the answer is the expected one: proved laws (unsat, and the vacuity
 checks pass: premises needed or kept for a stated reason, antecedents satisfiable), code checks
-whose every case agrees, and refuted negative facts (whose witness is the evidence, kept in
-details and figure).  A solver ``unknown`` or timeout is UNKNOWN; a vacuous proof, an unneeded
-premise or an unexpected answer FAILS; none of these ever holds."""
+whose every case agrees, Coq theorems that coqc compiled as registered (no axiom), and refuted
+negative facts (whose witness is the evidence, kept in details and figure).  A solver
+``unknown`` or timeout is UNKNOWN; a vacuous proof, an unneeded premise, a Coq theorem not
+proved or an unexpected answer FAILS; none of these ever holds.  Without coqc the Coq rows are
+not run at all (a note says so): they neither pass nor fail."""
 
 from __future__ import annotations
 
@@ -14,9 +17,11 @@ from pathlib import Path
 
 import z3
 
+from proofs import coqc
 from proofs.catalog import check_of, select
 from proofs.discharge import discharge
-from proofs.obligation import CodeCheck, Obligation, Result, Row, Verdict
+from proofs.mechanised import premises_text
+from proofs.obligation import CodeCheck, CoqTheorem, Obligation, Result, Row, Verdict
 from proofs.smt2 import write_smt2
 from spec import ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress
 
@@ -36,7 +41,11 @@ NOTES = [
     "canonical_order against the encodings on every case of small domains, and prove "
     "total_order_bits equal to the encoding for all 2**64 patterns",
     "a timeout or solver 'unknown' is reported as unknown and never counts as proved",
+    "Coq rows (c*_coq_*): proofs/coq/CanonMerge.v compiled by coqc in a temporary directory; a theorem "
+    "holds when its statement is the registered one and Print Assumptions lists only registered premises "
+    "(no axiom, no Admitted)",
 ]
+KINDS = {Obligation: "z3", CodeCheck: "code link", CoqTheorem: "coq"}
 
 
 def _shorten(text: str) -> str:
@@ -60,6 +69,8 @@ def _evidence(verdict: Verdict) -> tuple[str, str]:
     """The two vacuity columns: premises needed, antecedents satisfiable (or the case count)."""
     if verdict.cases is not None:
         return "code link", f"{verdict.cases:,} cases"
+    if verdict.hypotheses is not None:
+        return f"coq: {len(verdict.hypotheses)} hypotheses", "-"
     if verdict.vacuity is None:
         return "-", "-"
     return verdict.vacuity.premises_text(), verdict.vacuity.antecedents_text()
@@ -72,6 +83,8 @@ def _figure(verdict: Verdict) -> str:
             return _shorten(f"refuted as expected: {_witness_text(verdict.witness)}")
         if verdict.cases is not None:
             return f"code and encoding agree on {verdict.cases:,} cases"
+        if verdict.hypotheses is not None:
+            return f"proved by coqc, no axiom; premises: {premises_text(verdict.hypotheses)}"
         premises, antecedents = _evidence(verdict)
         return f"proved; premises {premises}; antecedents {antecedents}"
     if result == Result.UNKNOWN:
@@ -83,7 +96,7 @@ def _figure(verdict: Verdict) -> str:
 def claim_result(verdict: Verdict, smt2_path: Path | None = None) -> ClaimResult:
     ob = verdict.obligation
     details: dict[str, object] = {
-        "kind": "code link" if isinstance(ob, CodeCheck) else "z3",
+        "kind": KINDS[type(ob)],
         "statement": ob.statement,
         "expected": ob.expected.value,
         "result": verdict.result.value,
@@ -93,6 +106,9 @@ def claim_result(verdict: Verdict, smt2_path: Path | None = None) -> ClaimResult
         details.update(verdict.vacuity.to_json())
     if verdict.cases is not None:
         details["cases"] = verdict.cases
+    if isinstance(ob, CoqTheorem):
+        details["coq_statement"] = ob.coq
+        details["hypotheses"] = list(verdict.hypotheses or ())
     if verdict.witness:
         details["witness"] = verdict.witness
     if smt2_path is not None:
@@ -122,14 +138,30 @@ def run(only: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, emit_smt2
     chosen = select(only, obligations)
     if emit_smt2 is not None:
         _prepare(emit_smt2)
+    theorems = [ob for ob in chosen if isinstance(ob, CoqTheorem)]
+    verdicts: dict[str, Verdict] = {}
+    coq = coqc.CoqRun(data="not run")  # unless --fail-fast stops first
+    task = "proofs: obligations"
+    with coqc.compiling(theorems, timeout_s) as coq_result:  # coqc compiles while Z3 works
+        for done, ob in enumerate(ob for ob in chosen if not isinstance(ob, CoqTheorem)):
+            progress(task, done, len(chosen))
+            verdicts[ob.name] = verdict = discharge(ob, timeout_s)
+            if fail_fast and outcome_of(verdict) is not Outcome.HOLDS:
+                break
+        else:
+            progress(task, len(chosen) - len(theorems), len(chosen))
+            coq = coq_result()
+            verdicts.update(coq.verdicts)
+    if theorems and coq.missing:  # no coqc: no Coq row, neither a pass nor a failure
+        chosen = [ob for ob in chosen if not isinstance(ob, CoqTheorem)]
     table = Table("proofs: obligations",
                   ["obligation", "claim", "expected", "result", "premises needed", "antecedents", "time"])
     witnesses = Table("proofs: counterexamples", ["obligation", "name", "value"])
     results: list[ClaimResult] = []
-    task = "proofs: obligations"
-    for done, ob in enumerate(chosen):
-        progress(task, done, len(chosen))
-        verdict = discharge(ob, timeout_s)
+    for ob in chosen:
+        verdict = verdicts.get(ob.name)
+        if verdict is None:  # --fail-fast stopped before this row
+            continue
         path = None
         if emit_smt2 is not None and isinstance(ob, Obligation):
             try:
@@ -147,10 +179,11 @@ def run(only: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S, emit_smt2
     data = {"solver": f"z3 {z3.get_version_string()}", "timeout_s": timeout_s,
             "obligations": len(chosen),
             "code_links": sum(isinstance(ob, CodeCheck) for ob in chosen),
+            "coq_theorems": sum(isinstance(ob, CoqTheorem) for ob in chosen), "coq": coq.data,
             "as_expected": sum(r.outcome == Outcome.HOLDS for r in results)}
     if emit_smt2 is not None:
         data["smt2_dir"] = str(emit_smt2)
-    notes = list(NOTES)
+    notes = list(NOTES) + ([coq.note] if coq.note else [])
     if len(results) < len(chosen):
         notes.append(f"--fail-fast: stopped at {results[-1].check}; {len(chosen) - len(results)} rows not run")
     return PartReport(PART, results, tables, data, notes, time.perf_counter() - started)

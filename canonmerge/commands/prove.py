@@ -1,4 +1,5 @@
-"""``canonmerge prove``: discharge the Z3 proof obligations (part "proofs")."""
+"""``canonmerge prove``: discharge the Z3 proof obligations and code links, and compile the Coq
+development (part "proofs")."""
 
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="run one obligation by name, or every obligation of a claim id (e.g. C5); "
                              "several separated by commas")
     parser.add_argument("--timeout", metavar="S", type=float, default=DEFAULT_TIMEOUT_S,
-                        help=f"seconds per obligation (default {DEFAULT_TIMEOUT_S:g}); "
-                             "a timeout is reported as unknown, never as proved")
+                        help=f"seconds per obligation (default {DEFAULT_TIMEOUT_S:g}; coqc gets S for each theorem of "
+                             "the Coq development); a timeout is reported as unknown, never as proved")
     parser.add_argument("--emit-smt2", metavar="DIR", type=Path,
                         help="write each obligation's query as DIR/<name>.smt2 for another solver")
 
