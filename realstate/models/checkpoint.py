@@ -35,6 +35,7 @@ from realstate.models.gguf import load_gguf
 from realstate.models.loaded import LoadedModel, checked_architecture, finish_loading, resolve_device, weights_digest
 from realstate.models.loader_output import captured_output, escaped
 from realstate.models.safetensors_header import FLOAT_DTYPES, INDEX, WeightFiles, read_weight_files
+from spec import ArgumentError
 
 MAX_CONFIG = 4 * MIB
 
@@ -107,7 +108,9 @@ def _config_object(raw: dict[str, Any], source: Source) -> Any:
     try:
         with captured_output():
             return CONFIG_MAPPING[raw["model_type"]].from_dict(copy.deepcopy(raw))
-    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
+    except Exception as exc:  # noqa: BLE001  transformers' validators (huggingface_hub's among them) refuse it
+        if isinstance(exc, ArgumentError):
+            raise
         raise source.refuse(f"config.json cannot be read by transformers: {escaped(str(exc))[:400]}") from None
 
 

@@ -72,6 +72,8 @@ def check_config_dict(raw: dict[str, Any], source: Source, file: str = "config.j
         raise source.refuse(f"{file}: model_type={model_type!r} is not a model type name")
     problems = [p for field in SIZE_BOUNDS if field in raw and not (field in NULLABLE and raw[field] is None)
                 for p in [size_problem(field, field, raw[field])] if p]
+    if not problems and type(raw.get("head_dim")) is int and raw["head_dim"] % 2:
+        problems.append(f"head_dim={raw['head_dim']} is odd (RoPE rotates pairs of channels)")
     for key in ("dtype", "torch_dtype"):
         if raw.get(key) is not None and raw[key] not in DTYPE_NAMES:
             problems.append(f"{key}={raw[key]!r} is not a dtype name ({', '.join(DTYPE_NAMES)})")

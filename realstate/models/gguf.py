@@ -16,7 +16,14 @@ from realstate.models.architectures import Architecture
 from realstate.models.bounded_files import Source
 from realstate.models.checkpoint_files import checkpoint_view
 from realstate.models.config_check import check_config_object
-from realstate.models.expected_tensors import Held, check_layer_count, check_loading_info, compare, needed_tensors, skeleton
+from realstate.models.expected_tensors import (
+    Held,
+    check_layer_count,
+    check_loading_info,
+    compare,
+    needed_tensors,
+    skeleton,
+)
 from realstate.models.geometry import NamedModel, named_model
 from realstate.models.gguf_file import GgufSummary, read_gguf_summary
 from realstate.models.loaded import (

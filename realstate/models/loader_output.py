@@ -4,10 +4,11 @@ checkpoint can hold ``ESC [ 2 J``, and transformers' load report prints tensor n
 
 Inside ``captured_output()``: ``sys.stdout`` and ``sys.stderr`` written from the loading thread
 (``print``, tqdm bars, Python's last-resort log handler) go to a buffer — other threads (a live
-progress display) still reach the real streams; every logging handler writing to a standard
-stream (transformers' own handler holds the stream it was created with) writes to the buffer;
-warnings are recorded, not shown; ``sys.stdin`` reads as empty, so nothing can wait for an
-answer; transformers' progress bars are off (canonmerge reports its own progress).  Native code writing straight to file descriptors 1 and 2 is not captured (torch,
+progress display) still reach the real streams; every plain ``logging.StreamHandler`` and every
+handler writing to a standard stream (transformers' own handler holds the stream it was created
+with) writes to the buffer; warnings are recorded, not shown; ``sys.stdin`` reads as empty, so
+nothing can wait for an answer; transformers' progress bars are off (canonmerge reports its own
+progress).  Native code writing straight to file descriptors 1 and 2 is not captured (torch,
 transformers, safetensors and gguf write through Python)."""
 
 from __future__ import annotations
@@ -73,8 +74,8 @@ class _ThreadStream(io.TextIOBase):
 def _stream_handlers(streams: tuple[Any, ...]) -> list[logging.StreamHandler[Any]]:
     loggers = [logging.getLogger()] + [lg for lg in list(logging.Logger.manager.loggerDict.values())
                                        if isinstance(lg, logging.Logger)]
-    return [h for lg in loggers for h in lg.handlers
-            if isinstance(h, logging.StreamHandler) and any(h.stream is s for s in streams)]
+    return [h for lg in loggers for h in lg.handlers if isinstance(h, logging.StreamHandler)
+            and (type(h) is logging.StreamHandler or any(h.stream is s for s in streams))]
 
 
 @contextmanager
