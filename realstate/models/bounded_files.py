@@ -40,6 +40,11 @@ def shown_name(name: str) -> str:
     return repr(name)
 
 
+def printable(text: str) -> str:
+    """``text`` as it is when every character prints, else quoted with the escapes shown."""
+    return text if text.isprintable() else repr(text)
+
+
 def listed(names: list[str], most: int = 5) -> str:
     """The first ``most`` names, shown, and how many more there are."""
     shown = ", ".join(shown_name(n) for n in names[:most])

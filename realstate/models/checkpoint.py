@@ -20,7 +20,7 @@ from typing import Any
 
 from realstate.kernel.dtypes import storage_dtype
 from realstate.models.architectures import Architecture
-from realstate.models.bounded_files import MIB, Source, directory_names, read_json_object
+from realstate.models.bounded_files import MIB, Source, directory_names, printable, read_json_object
 from realstate.models.checkpoint_files import checkpoint_view, refuse_code_and_pickles, tokenizer_files
 from realstate.models.config_check import check_config_dict, check_config_object
 from realstate.models.expected_tensors import (
@@ -68,14 +68,14 @@ def load_checkpoint(path: str | Path, dtype: str = "bfloat16", device: str = "cp
     if not stat.S_ISDIR(mode):
         raise source.refuse("is not a directory or a .gguf file")
     names = directory_names(target_path, source)
+    refuse_code_and_pickles(names, source)
     if "config.json" not in names:
         ggufs = [n for n in names if n.lower().endswith(".gguf")]
         if len(ggufs) == 1:
             return load_gguf(target_path / ggufs[0], dtype, device)
         if ggufs:
-            raise source.refuse(f"holds several GGUF files ({', '.join(ggufs)}); name one")
+            raise source.refuse(f"holds several GGUF files ({', '.join(map(printable, ggufs))}); name one")
         raise source.refuse("has no config.json and no .gguf file (neither a transformers checkpoint nor GGUF weights)")
-    refuse_code_and_pickles(names, source)
     raw = read_json_object(target_path / "config.json", MAX_CONFIG, source)
     check_config_dict(raw, source)
     config = _config_object(raw, source)

@@ -13,7 +13,7 @@ from typing import Any
 
 from realstate.kernel.dtypes import storage_dtype
 from realstate.models.architectures import Architecture
-from realstate.models.bounded_files import Source
+from realstate.models.bounded_files import Source, printable
 from realstate.models.checkpoint_files import checkpoint_view
 from realstate.models.config_check import check_config_object
 from realstate.models.expected_tensors import (
@@ -82,9 +82,9 @@ def load_gguf(path: str | Path, dtype: str = "bfloat16", device: str = "cpu",
         raise source.refuse(f"{file.name}: {'; '.join(problems)}")
     layers = summary.layers()
     if layers is None:
-        raise source.refuse(f"{file.name}: no integer {summary.architecture}.block_count")
-    check_layer_count([t.name for t in summary.tensors], "blk", layers, f"{file.name}: {summary.architecture}."
-                      "block_count", source)
+        raise source.refuse(f"{file.name}: no integer {printable(summary.architecture + '.block_count')}")
+    check_layer_count([t.name for t in summary.tensors], "blk", layers,
+                      f"{file.name}: {printable(summary.architecture + '.block_count')}", source)
     file_hash = file_sha256(file)
     if provenance is not None and provenance.record_sha256 not in (None, file_hash):
         raise source.refuse(f"{file} does not match the SHA-256 its package RECORD lists "

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from realstate.models.bounded_files import Source, open_regular
+from realstate.models.bounded_files import Source, open_regular, printable
 from realstate.models.config_check import size_problem
 
 MAGIC = b"GGUF"
@@ -83,8 +83,8 @@ class GgufSummary:
             if prefix != self.architecture:
                 continue
             if kind not in _INTEGER_KINDS:
-                problems.append(f"{key} is a GGUF {_KIND_NAMES.get(kind, kind)}, not an integer")
-            elif problem := size_problem(key, SIZE_KEYS[suffix], value):
+                problems.append(f"{printable(key)} is a GGUF {_KIND_NAMES.get(kind, kind)}, not an integer")
+            elif problem := size_problem(printable(key), SIZE_KEYS[suffix], value):
                 problems.append(problem)
         return problems
 
