@@ -124,7 +124,7 @@ def test_checkpoint_errors_name_the_problem(tmp_path):
     with pytest.raises(InputError, match="model_type 'gpt2'.* is not a supported decoder"):
         load_checkpoint(tmp_path)
     (tmp_path / "config.json").write_text('{"model_type": "llama"}')  # supported, but there are no weights
-    with pytest.raises(InputError, match="^checkpoint=.* cannot be loaded"):
+    with pytest.raises(InputError, match="^checkpoint=.* has no model.safetensors and no model.safetensors.index"):
         load_checkpoint(tmp_path)
 
 

@@ -31,6 +31,7 @@ class LoadedModel:
     device: torch.device
     tokenizer: Any | None = None
     arch: Architecture | None = field(default=None)
+    load_messages: tuple[str, ...] = ()  # what third-party code printed while loading, escaped and summarised
 
     def __post_init__(self) -> None:
         if self.arch is None:
@@ -82,6 +83,7 @@ class LoadedModel:
             "head_dim": self.fingerprint.head_dim,
             "inv_freq_dtype": str(self.rotary.inv_freq.dtype).removeprefix("torch."),
             "tokenizer": self.tokenizer is not None,
+            "load_messages": list(self.load_messages),
         }
 
 
@@ -145,10 +147,11 @@ def fingerprint_of(model: Any, dtype: str, weights: str) -> Fingerprint:
 
 
 def finish_loading(model: Any, arch: Architecture, dtype: str, device: torch.device, weights: str, source: str,
-                   detail: str, name: str, tokenizer: Any | None = None) -> LoadedModel:
+                   detail: str, name: str, tokenizer: Any | None = None,
+                   load_messages: tuple[str, ...] = ()) -> LoadedModel:
     model.eval().to(device)
     return LoadedModel(model, fingerprint_of(model, dtype, weights), source, detail, name, dtype, device,
-                       tokenizer, arch)
+                       tokenizer, arch, load_messages)
 
 
 def from_model(model: Any, source: str = "user", detail: str = "a model object passed in",

@@ -146,6 +146,8 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         "canonmerge always renders flat from stored positions",
         f"FragmentSet iteration order during the replay: {settings.iteration}",
     ]
+    if lm.load_messages:  # already escaped and summarised (realstate.models.loader_output)
+        notes.append("printed by transformers/torch while loading: " + " | ".join(lm.load_messages))
     if len(results) < len(chosen):
         notes.append(f"--fail-fast: stopped at {results[-1].check}; {len(chosen) - len(results)} checks not run")
     full = replay.rows.get(len(replay.fragments))
