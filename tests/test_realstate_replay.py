@@ -156,3 +156,23 @@ def test_c6_check_fails_when_bagmerge_lays_out_differently(tiny, monkeypatch):
     assert ("C6", "n = 2 canonical render equals one BagMerge order") in failing(
         run_replay(ReplaySettings(agents=2), lm=tiny,
                    checks=checks_named("n = 2 canonical render equals one BagMerge order")))
+
+
+def test_the_tied_twin_has_the_same_m_and_other_bytes_with_one_kv_head_too():
+    """With one KV head the heads cannot be swapped: positions 0 and 1 are, which keeps the
+    multiset of key norms (so m's bits) and changes the content id; one head and one token: none."""
+    import torch
+
+    from realstate.kernel.fingerprint import Fingerprint
+    from realstate.kernel.fragment import Fragment
+    from realstate.replay.context import tied_twin
+
+    fp = Fingerprint(architecture="test", layers=2, kv_heads=1, head_dim=4, dtype="float32",
+                     inv_freq=(1.0, 0.5), rope_theta=10000.0, max_positions=64, weights="test")
+    keys = torch.arange(2 * 1 * 3 * 4, dtype=torch.float32).reshape(2, 1, 3, 4)
+    base = Fragment(fp, 0, keys, keys + 1)
+    twin = tied_twin(base)
+    assert twin is not None and twin.content_id != base.content_id
+    assert twin.order_value.hex() == base.order_value.hex()
+    single = Fragment(fp, 0, keys[:, :, :1].contiguous(), keys[:, :, :1].contiguous())
+    assert tied_twin(single) is None

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
 from modelcheck import schedules as en
 from realstate.kernel.engine import Engine
 from realstate.kernel.fragment import Fragment
@@ -171,12 +173,21 @@ class Replay:
         return json.dumps(self.lm.tokenizer.decode(list(continuation.tokens)), ensure_ascii=False)
 
 
-def head_swapped_twin(fragment: Fragment) -> Fragment:
-    """Same multiset of key-vector norms at every layer (so exactly the same m), other content."""
-    heads = fragment.keys.shape[1]
-    order = [1, 0, *range(2, heads)]
-    return Fragment(fragment.fingerprint, fragment.start, fragment.keys[:, order].contiguous(),
-                    fragment.values[:, order].contiguous())
+def tied_twin(fragment: Fragment) -> Fragment | None:
+    """Another fragment with the same multiset of key-vector norms at every layer (so exactly the
+    same m) and other content: heads 0 and 1 swapped, or with one KV head, positions 0 and 1
+    swapped (the norms of a layer's rows do not depend on their order).  ``None`` when neither
+    gives other bytes (one head and one token, or identical rows)."""
+    heads, tokens = fragment.keys.shape[1], fragment.keys.shape[2]
+    for axis, count in ((1, heads), (2, tokens)):
+        if count < 2:
+            continue
+        order = torch.tensor([1, 0, *range(2, count)])
+        twin = Fragment(fragment.fingerprint, fragment.start, fragment.keys.index_select(axis, order).contiguous(),
+                        fragment.values.index_select(axis, order).contiguous())
+        if twin.content_id != fragment.content_id:
+            return twin
+    return None
 
 
 def f64_bits(x: float) -> int:

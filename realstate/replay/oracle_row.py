@@ -24,7 +24,7 @@ from realstate.kernel.render import (
 )
 from realstate.kernel.rope import NUMBA, fused_kernel
 from realstate.replay import properties as P
-from realstate.replay.context import Replay, head_swapped_twin
+from realstate.replay.context import Replay, tied_twin
 from spec import (
     ClaimResult,
 )
@@ -44,7 +44,8 @@ def c3_oracle(r: Replay) -> ClaimResult:
 
     started = time.perf_counter()
     failures: list[dict[str, Any]] = []
-    fragments = [*r.fragments, head_swapped_twin(r.fragments[0])]
+    twin = tied_twin(r.fragments[0])
+    fragments = [*r.fragments, *([twin] if twin is not None else [])]
     for f in fragments:
         if problems := fragment_mismatches(f):
             failures.append({"fragment": f.content_id.hex()[:16], "first": problems[:2]})

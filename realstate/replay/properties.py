@@ -34,7 +34,8 @@ KEY_EXACT = register(
     "Fraction reference")
 TIES = register(
     "C5", PART, "tied m (head-swapped twin) still orders uniquely", ALWAYS,
-    "a fragment and its head-swapped twin (bit-identical m, other id) sort and render one way "
+    "a fragment and its twin with the same key norms (heads 0 and 1 swapped, or with one KV head positions "
+    "0 and 1: bit-identical m, other id) sort and render one way "
     "from every input order")
 CONTROL_ORDER = register(
     "C3", PART, "control: an arrival-order render fails the permutations check", ALWAYS,
@@ -66,8 +67,8 @@ ORACLE = register(
     "C3", PART, "render equals the independent oracle", ALWAYS,
     "every distinct render the replay made, plus the full set in canonical, bag and naive mode at "
     "base 0 and at a non-zero base (each on the small-render path and, with small chunk sizes, on every "
-    "path real-size renders take: the compiled kernel and both branches of torch's chunked path), sets rendered together by canonical_renders (one "
-    "call holding the full set and its negated twin of the same layout shape; also with a batch bound that "
+    "path real-size renders take: the compiled kernel and both branches of torch's chunked path), sets "
+    "rendered together by canonical_renders (one call holding the full set and its negated twin of the same layout shape; also with a batch bound that "
     "writes the full sets alone beside batched one-fragment sets), and every fragment's content id, "
     "m and key, equal the independently written reference (oracle/) byte for byte (where it re-encodes a key "
     "to NaN, any NaN is accepted)")
