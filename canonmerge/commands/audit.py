@@ -67,6 +67,10 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 (AuditOptions; imported 
         raise InputError(f"--workers must be >= 1; got {args.workers}")
     if not args.timeout > 0:
         raise InputError(f"--timeout must be > 0; got {args.timeout}")
+    if args.journal is not None:
+        from spec.output_files import check_output_path
+
+        check_output_path(args.journal, "--journal")  # appended to: a regular file outside any store
     part_args = dict(args.part_args)
     config = RunConfig(parts=parts, part_args=part_args, timeout_s=args.timeout, full_matrix=args.full_matrix)
     return AuditOptions(config=config, files=tuple(args.file), origin=args.origin, picks=tuple(args.mutant),

@@ -15,6 +15,7 @@ from rich.markup import escape
 from realstate.bench.settings import DEFAULT_LATENT_STEPS, DEFAULT_MODEL, SPLITS, TOST_MARGIN, BenchSettings
 from realstate.models.geometry import GEOMETRY_NAMES, MODEL_NAMES
 from spec import ArgumentError, InputError, InstrumentError, exit_code_for
+from spec.output_files import check_output_tree
 
 FLAGS = {"model": "--model", "geometry": "--geometry", "checkpoint": "--checkpoint", "latent_steps": "--latent-steps",
          "split": "--split", "problems": "--problems", "hotpotqa": "--hotpotqa", "limit": "--limit",
@@ -89,6 +90,7 @@ def run(args: argparse.Namespace, console: Console) -> int:
         load_problems(settings)
     except ArgumentError as exc:
         raise InputError(exc.as_flag(FLAGS.get(exc.argument, exc.argument))) from None
+    check_output_tree(args.out, "--out")  # before the work, not after: outputs never go into a store
     if importlib.util.find_spec("scipy") is None:
         raise InputError("the benchmark's statistics need scipy: pip install 'canonmerge[bench]'")
     from canonmerge.environment import describe_environment

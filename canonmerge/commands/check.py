@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from spec import InputError, Outcome, PartReport, Progress, Table, registered
+from spec.output_files import check_output_tree
 
 PART = "modelcheck"
 DEFAULT_TRACE_DIR = "canonmerge-traces"
@@ -131,6 +132,7 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
 
     if args.replay is not None:
         return _replay(args)
+    check_output_tree(args.trace_dir, "--trace-dir")  # before any work: traces never go into a store
     if args.plant is not None and args.plant not in PLANTED:
         raise InputError(f"--plant {args.plant!r}: unknown planted bug; known: {', '.join(PLANTED)}")
     import modelcheck.properties  # noqa: F401  (registers the checks)

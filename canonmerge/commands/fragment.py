@@ -19,6 +19,7 @@ from canonmerge.printing import print_table
 from canonmerge.terminal import terminal_safe
 from realstate.models.geometry import DEFAULT_GEOMETRY, GEOMETRIES
 from spec import InputError, Table, content_id_hex
+from spec.output_files import check_output_tree
 
 if TYPE_CHECKING:  # realstate loads torch: import it only when a command runs
     from realstate.kernel.fragment import Fragment
@@ -94,16 +95,10 @@ def _inspect(args: argparse.Namespace, console: Console) -> int:
 
 def _make(args: argparse.Namespace, console: Console) -> int:
     from realstate.exchange.fragment_file import FILE_SUFFIX, load_fragment, save_fragment
-    from realstate.exchange.outputs import store_directory_of
     from realstate.models.agents import run_agents
     from realstate.models.seeded import load_seeded
 
-    outdir = Path(args.outdir)
-    if os.path.lexists(outdir) and not outdir.is_dir():
-        raise InputError(f"{outdir}: OUTDIR exists and is not a directory")
-    if outdir.is_dir() and store_directory_of(outdir):
-        raise InputError(f"{outdir}: OUTDIR is a replica store; put fragments into a store with "
-                         f"'canonmerge store put', never by writing files into it")
+    outdir = check_output_tree(args.outdir, "OUTDIR")  # a store takes fragments only through 'store put'
     if args.agents < 1 or args.agents > 26:
         raise InputError(f"--agents must be between 1 and 26, got {args.agents}")
     lm = load_seeded(args.geometry, args.dtype, "cpu", args.seed)
