@@ -21,6 +21,7 @@ from canonmerge.printing import print_table
 from canonmerge.terminal import terminal_safe
 from realstate.models.geometry import DEFAULT_GEOMETRY, GEOMETRIES
 from spec import InputError, Table, content_id_hex
+from spec.arguments import integer, seed, within_positions
 
 if TYPE_CHECKING:  # realstate loads torch: import it only when a command runs
     from realstate.exchange.stores import FragmentStore
@@ -150,8 +151,7 @@ def _merge(args: argparse.Namespace, console: Console) -> int:
     from realstate.exchange.stores.anti_entropy import describe as describe_merge
     from realstate.exchange.stores.anti_entropy import merge_stores, refuse_nested
 
-    if not 1 <= args.workers <= 64:
-        raise InputError(f"--workers must be between 1 and 64, got {args.workers}")
+    integer("workers", args.workers, 1, 64)
     refuse_nested(args.dst, args.src)  # before either is opened (or DST created)
     refuse_store_in_store(args.dst)
     source = open_store(args.src)
@@ -173,8 +173,8 @@ def _render(args: argparse.Namespace, console: Console) -> int:
     from spec import FormatError
     from spec.output_files import check_output_path
 
-    if args.base < 0:
-        raise InputError(f"--base must be >= 0, got {args.base}")
+    integer("base", args.base, 0, 2**63 - 1)
+    seed("seed", args.seed)
     if args.out is not None:
         check_output_path(args.out, "--out")  # before the work, not after
     store = _existing(args.store)
@@ -193,6 +193,9 @@ def _render(args: argparse.Namespace, console: Console) -> int:
             raise FormatError(store.where(fragment.content_id), "fingerprint",
                                       f"differs from the model's ({lm.source}: {lm.source_detail}) in "
                                       f"{lm.fingerprint.describe_mismatch(fragment.fingerprint)}")
+    tokens = sum(f.tokens for f in fragments)
+    within_positions(lm.fingerprint.max_positions, [("base", args.base, args.base), (None, "fragment tokens", tokens)],
+                     "the render")
     rendered = canonical_render(fragments, args.base)
     layout = [{"id": content_id_hex(p.fragment.content_id), "start": p.fragment.start, "offset": p.offset,
                "tokens": p.fragment.tokens} for p in rendered.layout]
