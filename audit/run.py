@@ -127,7 +127,8 @@ def classify(part: str, returncode: int, stdout: str, stderr: str, seconds: floa
         error = report.get("error", {}) if isinstance(report, dict) else {}
         return Cell(part, CRASHED, seconds, returncode,
                     message=f"exit {returncode}: {error.get('message', 'not a part report')}"[:300])
-    failing = [f"{r['claim']}/{r['check']}" for p in report["parts"] for r in p["results"] if r["outcome"] != "holds"]
+    failing = [f"{r['claim']}/{r['check']}" for p in report["parts"] for r in p["results"]
+               if r["outcome"] not in ("holds", "not applicable")]
     if returncode == 0 and not failing:
         return Cell(part, SURVIVED, seconds, 0)
     if returncode == 1 and failing:
