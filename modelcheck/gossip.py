@@ -43,10 +43,7 @@ from spec.fragment_set import current_iteration_order
 
 Action = tuple  # ("publish", f) | ("send", s, d) | (verb, message key), verb in deliver/duplicate/drop/resend
 
-
-MAX_STATES = 10**9  # states are kept in memory: a billion is far past any machine's
-MAX_DEPTH = 10**6
-
+MAX_STATES, MAX_DEPTH = 10**9, 10**6  # states are kept in memory: a billion is past any machine's
 
 @dataclass(frozen=True)
 class GossipConfig:
@@ -62,7 +59,6 @@ class GossipConfig:
         return self.homes[f] if self.homes is not None else f % self.replicas
 
     def validate(self, universe: Universe) -> None:
-        """Every bound in range (``spec.ArgumentError`` naming the argument of ``modelcheck.run``)."""
         integer("replicas", self.replicas, 2, 8)
         integer("fragments", self.fragments, 1, len(universe.fragments), f" for universe {universe.name!r}")
         integer("in_flight", self.in_flight, 1, 6)

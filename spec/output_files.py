@@ -26,11 +26,11 @@ def _cause(exc: OSError) -> str:
 
 
 def check_output_directory(directory: Path, what: str) -> None:
-    """``directory`` must exist, be a directory and lie in no replica store."""
+    """``directory`` must lie in no replica store, exist and be a directory."""
+    refuse_inside_store(directory, what)
     if not directory.is_dir():
         problem = "is not a directory" if os.path.lexists(directory) else "does not exist"
         raise InputError(f"{directory}: {what}: output directory {problem}")
-    refuse_inside_store(directory, what)
 
 
 def check_output_tree(directory: str | os.PathLike[str], what: str) -> Path:
@@ -46,8 +46,8 @@ def check_output_tree(directory: str | os.PathLike[str], what: str) -> Path:
 def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Path:
     """The checks ``write_output`` makes before writing, on their own (to refuse early)."""
     target = Path(path)
-    check_output_directory(target.parent, what)
     refuse_inside_store(target, what)  # the target itself, a symbolic link into a store included
+    check_output_directory(target.parent, what)
     try:
         info = os.lstat(target)
     except FileNotFoundError:

@@ -21,7 +21,7 @@ from canonmerge.printing import print_table
 from canonmerge.terminal import terminal_safe
 from realstate.models.geometry import DEFAULT_GEOMETRY, GEOMETRIES
 from spec import InputError, Table, content_id_hex
-from spec.arguments import integer, seed, within_positions
+from spec.arguments import integer, number, seed, within_positions
 
 if TYPE_CHECKING:  # realstate loads torch: import it only when a command runs
     from realstate.exchange.stores import FragmentStore
@@ -250,8 +250,7 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
 
 
 def _clean(args: argparse.Namespace, console: Console) -> int:
-    if not 0 <= args.older_than <= 10 * 365 * 86400:
-        raise InputError(f"--older-than must be between 0 and ten years in seconds, got {args.older_than}")
+    number("older_than", args.older_than, 0.0, 10 * 365 * 86400.0, " seconds (ten years)")
     store = _existing(args.store)
     removed = store.clean_temporaries(args.older_than)
     left = store.temporaries()
