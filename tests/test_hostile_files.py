@@ -133,6 +133,10 @@ def test_wrong_shapes_in_a_trace_name_the_field(world: World, capsys: pytest.Cap
         path.write_text(json.dumps({**trace, field: value}))
         result = run_cli(capsys, ["check", "--replay", str(path)])
         assert result.code == 2 and says in result.err and str(path) in result.err, result.err
+    path = world.root / "trace-mutant.json"
+    path.write_text(json.dumps({**trace, "mutant": "nosuch"}))
+    result = run_cli(capsys, ["check", "--replay", str(path)])
+    assert result.code == 2 and f"{path}: mutant: 'nosuch' is not a planted bug" in result.err, result.err
     path = world.root / "trace-layers.json"
     path.write_text(json.dumps({**trace, "geometry": {**trace["geometry"], "layers": "4"}}))
     result = run_cli(capsys, ["check", "--replay", str(path)])

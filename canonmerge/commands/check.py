@@ -103,6 +103,9 @@ def _replay(args: argparse.Namespace) -> PartReport:
     if args.plant is not None:
         raise InputError("--replay takes the mutant from the trace; drop --plant")
     trace = trace_io.load(args.replay)
+    if trace["mutant"] is not None and trace["mutant"] not in PLANTED:
+        raise InputError(f"{args.replay}: mutant: {trace['mutant']!r} is not a planted bug this canonmerge has "
+                         f"(known: {', '.join(PLANTED)})")
     import modelcheck.properties  # noqa: F401  (registers the checks)
 
     check = next((c for c in registered(PART) if c.name == trace["check"] and c.claim == trace["claim"]), None)
