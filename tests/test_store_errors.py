@@ -257,8 +257,8 @@ def test_outputs_never_land_in_a_store_or_over_special_files(store: DirectorySto
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     before = snapshot(store.path)
     render = ("store", "render", str(store.path), "--geometry", "qwen3-tiny", "--out")
-    for out, says in [(str(store.path / "r.cmfrag"), "is a replica store"),
-                      (str(store.path / f"{FRAGMENTS[0].content_id.hex()}.cmfrag"), "is a replica store"),
+    for out, says in [(str(store.path / "r.cmfrag"), "lies inside the replica store"),
+                      (str(store.path / f"{FRAGMENTS[0].content_id.hex()}.cmfrag"), "lies inside the replica store"),
                       ("/dev/null", "not a regular file"),
                       (str(tmp_path / "missing" / "r.cmfrag"), "does not exist"),
                       (str(tmp_path), "is a directory")]:
