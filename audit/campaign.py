@@ -30,6 +30,7 @@ from audit.run import (
     always,
     environment_note,
     journal_line,
+    journal_records,
     load_journal,
     run_all,
     run_mutant,
@@ -172,13 +173,15 @@ def _control(options: AuditOptions, root: Path, paths: list[str]) -> tuple[list[
 
 def _saved_control(journal: Path, key: dict[str, Any], root: Path) -> tuple[list[Cell], Reach | None] | None:
     try:
-        lines = journal.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return None
-    for line in reversed(lines):
-        data = json.loads(line) if line.strip() else {}
+        records = journal_records(journal)
+    except ValueError as exc:
+        raise AuditError(str(exc)) from None
+    for number, data in reversed(records):
         if data.get("kind") == "control" and all(data.get(k) == v for k, v in key.items()):
-            cells = [Cell.from_json(c) for c in data["cells"]]
+            try:
+                cells = [Cell.from_json(c) for c in data["cells"]]
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise AuditError(f"{journal}:{number}: not a journal line ({type(exc).__name__}: {exc})") from None
             if data["executed"] is None:
                 return cells, None
             executed = {part: {p: set(v) for p, v in paths.items()} for part, paths in data["executed"].items()}

@@ -33,6 +33,8 @@ from typing import Any
 from audit.mutants import Mutant
 from audit.scratch import PatchError, ScratchCopy, kill_live_groups, project_root
 from audit.settings import DEFAULT_TIMEOUT_S, PARTS
+from spec import FormatError
+from spec.bounded import parse_json, read_text
 
 KILLED, CRASHED, TIMEOUT, SURVIVED = "killed", "crashed", "timeout", "survived"
 NOT_RUN, NOT_REACHED = "not run", "not reached"
@@ -125,7 +127,8 @@ def classify(part: str, returncode: int, stdout: str, stderr: str, seconds: floa
         error = report.get("error", {}) if isinstance(report, dict) else {}
         return Cell(part, CRASHED, seconds, returncode,
                     message=f"exit {returncode}: {error.get('message', 'not a part report')}"[:300])
-    failing = [f"{r['claim']}/{r['check']}" for p in report["parts"] for r in p["results"] if r["outcome"] != "holds"]
+    failing = [f"{r['claim']}/{r['check']}" for p in report["parts"] for r in p["results"]
+               if r["outcome"] not in ("holds", "not applicable")]
     if returncode == 0 and not failing:
         return Cell(part, SURVIVED, seconds, 0)
     if returncode == 1 and failing:
@@ -209,15 +212,8 @@ def load_journal(path: Path, mutants: Iterable[Mutant]) -> dict[str, MutantResul
     does not redo them.  Lines that do not parse are an error naming the line."""
     wanted = {m.id: m for m in mutants}
     found: dict[str, MutantResult] = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        return found
-    for number, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
+    for number, data in journal_records(path):
         try:
-            data = json.loads(line)
             if data.get("kind") != "mutant":  # the control's line, kept by audit.campaign
                 continue
             mutant = wanted.get(data["id"])
@@ -227,9 +223,33 @@ def load_journal(path: Path, mutants: Iterable[Mutant]) -> dict[str, MutantResul
                 continue
             found[mutant.id] = MutantResult(mutant, [Cell.from_json(c) for c in data["cells"]], data["seconds"],
                                             data["error"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{path}:{number}: not a journal line ({exc})") from None
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"{path}:{number}: not a journal line ({type(exc).__name__}: {exc})") from None
     return found
+
+
+def journal_records(path: Path) -> list[tuple[int, dict[str, Any]]]:
+    """The journal's lines as (line number, object), read bounded (``spec.bounded``: a regular
+    file, never a FIFO, of at most 64 MiB; strict JSON); none when the file does not exist yet.
+    A line that is not a JSON object is a ``ValueError`` naming it."""
+    if not os.path.lexists(path):
+        return []
+    try:
+        text = read_text(path)
+    except FormatError as exc:
+        raise ValueError(str(exc)) from None
+    records = []
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            data = parse_json(line, f"{path}:{number}")
+        except FormatError as exc:
+            raise ValueError(f"{path}:{number}: not a journal line ({exc.problem})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}:{number}: not a journal line (want a JSON object)")
+        records.append((number, data))
+    return records
 
 
 def journal_line(result: MutantResult, kind: str = "mutant") -> str:

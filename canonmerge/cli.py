@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import sys
 import time
 from types import ModuleType
@@ -17,11 +16,12 @@ from typing import NoReturn
 from rich.console import Console
 from rich.markup import escape
 
+from canonmerge.channels import OutputError, ensure_stderr, guarded, silence, stdout_problem
 from canonmerge.environment import describe_environment
 from canonmerge.printing import json_report, print_part, results_table
 from canonmerge.progress import ProgressPrinter
 from canonmerge.terminal import terminal_safe
-from spec import CLAIMS, ClaimResult, InputError, Outcome, PartReport, exit_code_for
+from spec import CLAIMS, ArgumentError, ClaimResult, InputError, Outcome, PartReport, exit_code_for
 
 # subcommand -> (module implementing it, one-line help)
 PART_COMMANDS: dict[str, tuple[str, str]] = {
@@ -173,14 +173,40 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     as_json = "--json" in argv
     command = next((a for a in argv if not a.startswith("-")), "")
-    try:
-        return _main(argv)
-    except BrokenPipeError:
-        # the reader went away (``| head``): silence the rest, as the Python docs advise
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
-    except (InputError, OSError) as exc:
-        return report_error(command, exc, as_json)
+    ensure_stderr()
+    closed = stdout_problem()
+    if closed is not None:  # before any work: the report would be lost (exit 2, never a silent 0)
+        print(f"canonmerge {command}: error: {closed}; nothing was run", file=sys.stderr)
+        return 2
+    with guarded() as stdout:
+        try:
+            code = _main(argv)
+            sys.stdout.flush()  # a full stdout fails here at the latest, not at interpreter exit
+            return code
+        except BrokenPipeError:
+            # the reader went away (``| head``): silence the rest, as the Python docs advise
+            silence(stdout)
+            return 1
+        except OutputError as exc:  # never a JSON document: stdout is what failed
+            silence(stdout)
+            print(f"canonmerge {command}: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print(f"canonmerge {command}: interrupted (SIGINT); outputs are written whole or not at all",
+                  file=sys.stderr)
+            return 130
+        except (InputError, OSError) as exc:
+            return report_error(command, exc, as_json)
+
+
+def _as_flag(exc: BaseException, args: argparse.Namespace) -> BaseException:
+    """A library ``ArgumentError`` re-spelled as the command's flag (the module's ``FLAGS`` where
+    the two differ, else ``--name-with-dashes``)."""
+    if not isinstance(exc, ArgumentError):
+        return exc
+    flags = getattr(getattr(args, "_module", None), "FLAGS", {})
+    flag = flags.get(exc.argument) or "--" + exc.argument.split(".")[-1].replace("_", "-")
+    return InputError(exc.as_flag(flag))
 
 
 def _main(argv: list[str]) -> int:
@@ -204,10 +230,10 @@ def _main(argv: list[str]) -> int:
             else:
                 reports = [_run_part(args.command, args, progress)]
         except (InputError, OSError) as exc:
-            if isinstance(exc, BrokenPipeError):
+            if isinstance(exc, (BrokenPipeError, OutputError)):
                 raise
             command = args.command + (f" {args.action}" if getattr(args, "action", None) else "")
-            return report_error(command, exc, bool(getattr(args, "json", False)))
+            return report_error(command, _as_flag(exc, args), bool(getattr(args, "json", False)))
     results = [r for rep in reports for r in rep.results]
     code = exit_code_for(results)
     if args.json:
@@ -220,6 +246,7 @@ def _main(argv: list[str]) -> int:
         console.print(results_table("canonmerge verify: summary", results))
     else:
         print_part(console, reports[0])
-    verdict = {0: "every claim holds as expected", 1: "a claim FAILS", 2: "incomplete: not built"}[code]
+    verdict = {0: "every claim holds as expected", 1: "a claim FAILS",
+               2: "incomplete: a part is not built, or nothing applicable was checked"}[code]
     console.print(f"result: {verdict} (exit {code})")
     return code

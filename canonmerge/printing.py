@@ -13,7 +13,7 @@ from canonmerge.terminal import terminal_safe
 from spec import CLAIMS, ClaimResult, Outcome, PartReport, Table
 
 _STYLE = {Outcome.HOLDS: "green", Outcome.FAILS: "bold red", Outcome.UNKNOWN: "yellow",
-          Outcome.NOT_BUILT: "magenta"}
+          Outcome.NOT_BUILT: "magenta", Outcome.NOT_APPLICABLE: "dim"}
 
 
 def literal(text: str) -> str:
@@ -55,8 +55,10 @@ def claims_summary(results: list[ClaimResult]) -> list[dict[str, Any]]:
     summary = []
     for cid, c in CLAIMS.items():
         rows = [r for r in results if r.claim == cid]
-        outcomes = {r.outcome for r in rows}
-        if not rows:
+        outcomes = {r.outcome for r in rows} - {Outcome.NOT_APPLICABLE}  # neither evidence nor failure
+        if rows and not outcomes:
+            overall = Outcome.NOT_APPLICABLE
+        elif not rows:
             overall = Outcome.NOT_BUILT
         elif outcomes & {Outcome.FAILS, Outcome.UNKNOWN}:
             overall = Outcome.FAILS if Outcome.FAILS in outcomes else Outcome.UNKNOWN

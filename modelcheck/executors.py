@@ -20,7 +20,9 @@ from typing import Any, Protocol
 
 from modelcheck.backend import Backend
 from modelcheck.shards import BackendRecipe, Done, Task, largest_first, perform, perform_remote
-from spec import InputError
+from spec import ArgumentError, InputError
+from spec.arguments import integer
+from spec.interrupts import deferred_interrupts, ignore_interrupts, start_forkserver_without_interrupts
 
 ENGINES = ("local", "ray")
 CODE_PACKAGES = ("spec", "modelcheck", "oracle")   # the recipe adds the backend's own package
@@ -53,6 +55,19 @@ class InProcess:
             done(task, perform(self.backend, task))
 
 
+def stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started, wait for the shards in flight (seconds each), and wait for
+    every worker process to be gone while the queues they unpickle are still alive: a worker
+    that was still starting would otherwise find its queue's semaphore already removed and
+    print a traceback."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # no public handle on them
+    queue = getattr(pool, "_call_queue", None)
+    pool.shutdown(wait=True, cancel_futures=True)
+    for process in processes:
+        process.join()
+    del queue
+
+
 @dataclass
 class ProcessPool:
     """A local pool of ``workers`` processes; each builds the backend once from the recipe."""
@@ -64,11 +79,19 @@ class ProcessPool:
     def run(self, tasks: Sequence[Task], done: Done) -> None:
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload([self.recipe.module])
+        start_forkserver_without_interrupts()
         recipe = self.recipe.pinned()
-        with ProcessPoolExecutor(max_workers=max(1, min(self.workers, len(tasks))), mp_context=context) as pool:
+        # Ctrl-C is held back while the pool starts (a worker start cut short leaves a half-started
+        # worker that prints a traceback) and raised once the pool can be stopped cleanly
+        with deferred_interrupts() as interrupted:
+            pool = ProcessPoolExecutor(max_workers=max(1, min(self.workers, len(tasks))), mp_context=context,
+                                       initializer=ignore_interrupts)
             futures = {pool.submit(perform_remote, recipe, t): t for t in largest_first(tasks)}
+        with pool:
             pending = set(futures)
             try:
+                if interrupted:
+                    raise KeyboardInterrupt
                 while pending:
                     finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for f in finished:
@@ -76,6 +99,7 @@ class ProcessPool:
             except BaseException:
                 for f in pending:
                     f.cancel()
+                stop_workers(pool)  # Ctrl-C: nothing new starts
                 raise
 
 
@@ -144,11 +168,10 @@ def make_executor(engine: str, workers: int, backend: Backend | None, recipe: Ba
     """The engine the flags name: ``local`` with one worker runs in this process; ``local`` with
     more is a process pool; ``ray`` runs Ray tasks."""
     if engine not in ENGINES:
-        raise InputError(f"--engine must be one of {', '.join(ENGINES)}; got {engine!r}")
-    if not isinstance(workers, int) or workers < 0 or workers > 4096:
-        raise InputError(f"--workers must be 0..4096 (0: one per available core); got {workers!r}")
+        raise ArgumentError("engine", engine, f"must be one of {', '.join(ENGINES)}")
+    integer("workers", workers, 0, 4096, " (0: one per available core)")
     if ray_address is not None and engine != "ray":
-        raise InputError("--ray-address needs --engine ray")
+        raise ArgumentError("ray_address", ray_address, "needs engine ray")
     if in_process(engine, workers):
         if backend is None:
             if recipe is None:

@@ -37,11 +37,13 @@ from typing import Any, NamedTuple
 
 from modelcheck.backend import Backend, Universe, render_digests
 from modelcheck.trace import make_trace
-from spec import InputError, Progress, no_progress
+from spec import ArgumentError, Progress, no_progress
+from spec.arguments import integer
 from spec.fragment_set import current_iteration_order
 
 Action = tuple  # ("publish", f) | ("send", s, d) | (verb, message key), verb in deliver/duplicate/drop/resend
 
+MAX_STATES, MAX_DEPTH = 10**9, 10**6  # states are kept in memory: a billion is past any machine's
 
 @dataclass(frozen=True)
 class GossipConfig:
@@ -57,18 +59,15 @@ class GossipConfig:
         return self.homes[f] if self.homes is not None else f % self.replicas
 
     def validate(self, universe: Universe) -> None:
-        if not 2 <= self.replicas <= 8:
-            raise InputError(f"--replicas must be 2..8, got {self.replicas}")
-        if not 1 <= self.fragments <= len(universe.fragments):
-            raise InputError(f"--fragments must be 1..{len(universe.fragments)} for universe "
-                             f"{universe.name!r}, got {self.fragments}")
-        if not 1 <= self.in_flight <= 6:
-            raise InputError(f"--in-flight must be 1..6, got {self.in_flight}")
+        integer("replicas", self.replicas, 2, 8)
+        integer("fragments", self.fragments, 1, len(universe.fragments), f" for universe {universe.name!r}")
+        integer("in_flight", self.in_flight, 1, 6)
         if self.homes is not None and (len(self.homes) != self.fragments
                                        or any(not 0 <= h < self.replicas for h in self.homes)):
-            raise InputError("homes must name one replica per fragment")
-        if self.max_states < 1 or (self.max_depth is not None and self.max_depth < 0):
-            raise InputError("the state and depth bounds must be positive")
+            raise ArgumentError("homes", self.homes, "must name one replica per fragment")
+        integer("max_states", self.max_states, 1, MAX_STATES)
+        if self.max_depth is not None:
+            integer("max_depth", self.max_depth, 0, MAX_DEPTH)
 
 
 Message = tuple[int, int, int]  # (src, dst, mark of the snapshot sent)

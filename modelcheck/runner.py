@@ -27,8 +27,10 @@ from modelcheck.shards import (
     plan,
 )
 from modelcheck.universes import select
-from spec import Check, ClaimResult, Expect, InputError, Outcome, PartReport, Progress, Table, no_progress
+from spec import ArgumentError, Check, ClaimResult, Expect, Outcome, PartReport, Progress, Table, no_progress
+from spec.arguments import integer
 from spec.fragment_set import ITERATION_ORDERS, iteration_order
+from spec.store_marker import refuse_inside_store
 
 PART = P.PART
 MAX_EXHAUSTIVE_ARITY = 8          # the cap: N = 8 is 18.8M orderings per universe (docs/MODELCHECK.md)
@@ -41,12 +43,10 @@ DEFAULT_ITERATION = "arrival"
 
 def _validate(max_arity: int, redeliveries: int, randomized: int, iteration: str) -> None:
     _validate_arity(max_arity)
-    if not isinstance(redeliveries, int) or not 0 <= redeliveries <= MAX_REDELIVERIES:
-        raise InputError(f"--redeliveries must be 0..{MAX_REDELIVERIES}; got {redeliveries}")
-    if not isinstance(randomized, int) or not 0 <= randomized <= 100_000:
-        raise InputError(f"--randomized must be 0..100000 examples; got {randomized}")
+    integer("redeliveries", redeliveries, 0, MAX_REDELIVERIES)
+    integer("randomized", randomized, 0, 100_000, " examples")
     if iteration not in ITERATION_ORDERS:
-        raise InputError(f"--iteration must be one of {', '.join(ITERATION_ORDERS)}; got {iteration!r}")
+        raise ArgumentError("iteration", iteration, f"must be one of {', '.join(ITERATION_ORDERS)}")
 
 
 def _gossip_universe(universes: list[Universe], name: str | None) -> Universe:
@@ -117,10 +117,9 @@ def _gossip_results(g: GossipResult, chosen: frozenset[Check], trace_dir: Path |
 
 
 def _validate_arity(max_arity: int) -> None:
-    if not isinstance(max_arity, int) or not 1 <= max_arity <= MAX_EXHAUSTIVE_ARITY:
-        raise InputError(f"--max-arity must be 1..{MAX_EXHAUSTIVE_ARITY} (exhaustive; the cap: N = 9 would be "
-                         f"{en.tree_count(9):,} merge trees per universe); got {max_arity}. "
-                         "For larger N use --randomized K (Hypothesis, N up to 64)")
+    integer("max_arity", max_arity, 1, MAX_EXHAUSTIVE_ARITY,
+            f" (exhaustive; the cap: N = 9 would be {en.tree_count(9):,} merge trees per universe; for larger N "
+            "use randomized, Hypothesis, N up to 64)")
 
 
 def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: list[str] | None = None,
@@ -146,14 +145,15 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
     ``workers`` = 1 in this process, more on a process pool; ``ray`` as Ray tasks — which then
     build the backend from ``recipe`` in each worker.  The verdict is the same on every engine."""
     _validate(max_arity, redeliveries, randomized, iteration)
+    if trace_dir is not None:
+        refuse_inside_store(trace_dir, "trace_dir")  # before any work: traces never go into a store
     chosen = frozenset(P.ALL if checks is None else checks)
     picked = select(universes)
     gossip_u = _gossip_universe(picked, gossip_universe)
     config = GossipConfig(replicas=replicas, fragments=fragments, in_flight=in_flight,
                           max_states=max_states, max_depth=max_depth, symmetry=symmetry)
     run_gossip = gossip and bool(chosen & set(P.GOSSIP))
-    if run_gossip:
-        config.validate(gossip_u)
+    config.validate(gossip_u)  # also when gossip does not run: no value given is silently ignored
     executor = make_executor(engine, workers, backend, recipe, ray_address)
     if isinstance(executor, InProcess):
         backend = executor.backend
@@ -200,8 +200,9 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
         if stopped:
             report.notes.append("--fail-fast: a law was violated in the exhaustive shards; gossip (when it "
                                 "runs after them, in process) and randomized runs not started")
-        if max_arity < 2 and P.BAG_ORDER in chosen:
-            report.notes.append("C4 needs N >= 2: BagMerge witnesses were not looked for at --max-arity 1")
+        if max_arity < 2 and P.BAG_ORDER in chosen and shard_plan:
+            report.results.append(P.BAG_ORDER.not_applicable("BagMerge of one fragment has one order; C4 needs "
+                                                             "N >= 2 (max_arity 1)"))
         orderings = sum(merged.tallies[c].checked for c in (P.PERMUTATIONS, P.MERGE_TREES, P.REDELIVERIES)
                         if c in merged.tallies)
         data: dict[str, Any] = {

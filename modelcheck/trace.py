@@ -11,15 +11,16 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
-import stat
 from pathlib import Path
 from typing import Any
 
 from modelcheck.backend import DTYPE_BITS, FragmentDesc, Geometry
 from modelcheck.program import EXPECTATIONS, OPS
-from spec import CLAIMS, InputError
+from spec import CLAIMS, FormatError, InputError
+from spec.bounded import read_json
+from spec.output_files import write_output
+from spec.store_marker import refuse_inside_store
 
 FORMAT = "canonmerge-modelcheck-trace"
 VERSION = 1
@@ -73,31 +74,19 @@ def make_trace(*, kind: str, check: str, claim: str, backend: str, mutant: str |
     return validate(json.loads(json.dumps(trace, allow_nan=False)))
 
 
-# realstate.exchange.store_layout.MARKER_NAME (modelcheck does not import realstate; a test checks they agree)
-STORE_MARKER_NAME = "CANONMERGE_STORE"
-
-
 def save(trace: dict[str, Any], directory: Path) -> Path:
     """Write ``trace`` under ``directory`` with a name that says what it is; returns the path.
-    Written atomically (temporary file, rename) and never into a replica store, which must hold
-    only its own fragments."""
+    Written atomically and never into a replica store, at any depth (``spec.output_files``)."""
+    refuse_inside_store(directory, "trace directory")  # before the directory is made
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise InputError(f"{directory}: cannot create the trace directory: {exc.strerror or exc}") from None
-    if (directory / STORE_MARKER_NAME).exists():
-        raise InputError(f"{directory}: is a replica store; traces are never written into a store")
     text = json.dumps(trace, indent=1, allow_nan=False)
     slug = re.sub(r"[^a-z0-9]+", "-", f"{trace['claim']} {trace['check']}".lower()).strip("-")
     tag = hashlib.sha256(text.encode()).hexdigest()[:10]
     path = directory / f"{slug}-{trace['universe']}-{trace['mutant'] or 'no-mutant'}-{tag}.json"
-    temp = directory / f".{path.name}.{os.getpid()}.tmp"
-    try:
-        temp.write_text(text + "\n")
-        os.replace(temp, path)
-    except OSError as exc:
-        temp.unlink(missing_ok=True)
-        raise InputError(f"{path}: cannot write the trace: {exc.strerror or exc}") from None
+    write_output(path, (text + "\n").encode("utf-8"), "trace")
     return path
 
 
@@ -317,63 +306,19 @@ def validate(data: Any) -> dict[str, Any]:
     return t
 
 
-def _read_bounded(path: Path) -> bytes:
-    """The bytes of a regular file of at most ``MAX_TRACE_BYTES``: opened without blocking (a
-    FIFO or device is refused, not waited on), checked with fstat, read with a bound."""
-    where = str(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise InputError(f"{where}: cannot read trace: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-    except OSError as exc:
-        os.close(fd)
-        raise InputError(f"{where}: cannot read trace: {exc.strerror or exc}") from None
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_TRACE_BYTES:
-        os.close(fd)
-        if info.st_size > MAX_TRACE_BYTES and stat.S_ISREG(info.st_mode):
-            raise InputError(f"{where}: trace is {info.st_size} bytes; the limit is {MAX_TRACE_BYTES}")
-        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file (a FIFO, socket or device)"
-        raise InputError(f"{where}: cannot read trace: is {kind}")
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            data = handle.read(MAX_TRACE_BYTES + 1)
-        except OSError as exc:
-            raise InputError(f"{where}: cannot read trace: {exc.strerror or exc}") from None
-    if len(data) > MAX_TRACE_BYTES:
-        raise InputError(f"{where}: trace grew past the limit of {MAX_TRACE_BYTES} bytes while it was read")
-    return data
-
-
 def load(path: Path) -> dict[str, Any]:
     """Read and validate a trace file (``InputError`` naming the file for anything that is not a
-    valid trace: unreadable, special, oversized, not UTF-8, not JSON, nested absurdly, malformed)."""
+    valid trace: unreadable, special, oversized, not UTF-8, not JSON, nested absurdly, malformed).
+    Read with ``spec.bounded``: a regular file of at most ``MAX_TRACE_BYTES``, strict JSON."""
     where = str(path)
-    data = _read_bounded(Path(path))
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{where}: malformed trace: not UTF-8 (byte {exc.start})") from None
-
-    def no_constants(name: str) -> Any:
-        raise InputError(f"{where}: malformed trace: {name} is not JSON")
-
-    try:
-        decoded = json.loads(text, parse_constant=no_constants)
-    except RecursionError:
-        raise InputError(f"{where}: malformed trace: JSON nested too deeply") from None
-    except ValueError as exc:  # JSONDecodeError, or an integer too long to convert
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(f"{where}: malformed trace: not JSON ({exc})") from None
+        decoded = read_json(path, MAX_TRACE_BYTES, source=where)
+    except FormatError as exc:
+        raise InputError(f"{where}: cannot read trace: {exc.field}: {exc.problem}") from None
     try:
         return validate(decoded)
     except InputError as exc:
         raise InputError(f"{where}: {exc}") from None
-    except RecursionError:
-        raise InputError(f"{where}: malformed trace: nested too deeply") from None
 
 
 def fragments_of(trace: dict[str, Any]) -> tuple[Geometry, dict[int, FragmentDesc]]:

@@ -23,7 +23,8 @@ from proofs.discharge import discharge
 from proofs.mechanised import premises_text
 from proofs.obligation import CodeCheck, CoqTheorem, Obligation, Result, Row, Verdict
 from proofs.smt2 import write_smt2
-from spec import ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress
+from spec import ArgumentError, ClaimResult, InputError, Outcome, PartReport, Progress, Table, no_progress
+from spec.store_marker import refuse_inside_store
 
 PART = "proofs"
 DEFAULT_TIMEOUT_S = 10.0
@@ -116,12 +117,17 @@ def claim_result(verdict: Verdict, smt2_path: Path | None = None) -> ClaimResult
     return check_of(ob).result(outcome_of(verdict), _figure(verdict), verdict.seconds, **details)
 
 
+MAX_TIMEOUT_S = 86400.0  # z3 takes its timeout in milliseconds as an unsigned 32-bit integer
+
+
 def _check_timeout(timeout_s: float) -> None:
-    if not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s) and timeout_s > 0):
-        raise InputError(f"--timeout must be a positive number of seconds, got {timeout_s!r}")
+    if not (isinstance(timeout_s, (int, float)) and not isinstance(timeout_s, bool) and math.isfinite(timeout_s)
+            and 0.001 <= timeout_s <= MAX_TIMEOUT_S):
+        raise ArgumentError("timeout_s", timeout_s, f"must be a number of seconds in [0.001, {MAX_TIMEOUT_S:g}]")
 
 
 def _prepare(directory: Path) -> None:
+    refuse_inside_store(directory, "emit_smt2")  # before the directory is made
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

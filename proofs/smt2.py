@@ -11,6 +11,7 @@ from pathlib import Path
 import z3
 
 from proofs.obligation import Obligation, Result
+from spec.output_files import write_output
 
 EXPECTED_ANSWER = {Result.PROVED: "unsat", Result.REFUTED: "sat"}
 
@@ -34,5 +35,5 @@ def smt2_text(obligation: Obligation) -> str:
 def write_smt2(obligation: Obligation, directory: Path) -> Path:
     """Write ``DIRECTORY/<name>.smt2`` and return its path."""
     path = directory / f"{obligation.name}.smt2"
-    path.write_text(smt2_text(obligation), encoding="ascii")
+    write_output(path, smt2_text(obligation).encode("ascii"), "SMT-LIB file")  # atomic, never into a store
     return path

@@ -1,6 +1,10 @@
 """The abstract model of canonmerge: content ids, the FragmentSet CvRDT, the ordering contract
 and the registry of named claims.  Pure Python on purpose: proofs and checkers reason about this
-module, so it must not depend on torch or z3 (``tests/test_spec_purity.py`` enforces it)."""
+module, so it must not depend on torch or z3 (``tests/test_layout.py`` enforces it).  Beside the
+model, the stdlib-only guards every room shares against hostile input (docs/THREATS.md):
+``bounded`` (reading a user's file), ``output_files`` and ``store_marker`` (writing one, never
+into a store), ``arguments`` (ranges of library arguments), ``interrupts`` (Ctrl-C around child
+processes)."""
 
 from spec.claims import (
     CLAIMS,

@@ -67,12 +67,17 @@ class Expect(str, Enum):
 
 
 class Outcome(str, Enum):
-    """What a check found.  Only HOLDS counts as success; NOT_BUILT and UNKNOWN never do."""
+    """What a check found.  Only HOLDS counts as success; NOT_BUILT and UNKNOWN never do.
+
+    NOT_APPLICABLE: the check cannot say anything at these settings (a row about two fragments'
+    orders with one agent); it is neither evidence nor a failure, and a run whose every row is
+    not applicable checked nothing (``exit_code_for``)."""
 
     HOLDS = "holds"
     FAILS = "fails"
     UNKNOWN = "unknown"
     NOT_BUILT = "not built"
+    NOT_APPLICABLE = "not applicable"
 
 
 @dataclass
@@ -144,6 +149,10 @@ class Check:
                        else f"no witness in {checked:,} {unit}")
         return self.result(outcome, figure or default, seconds, **counts, **details)
 
+    def not_applicable(self, why: str, seconds: float = 0.0, **details: Any) -> ClaimResult:
+        """A row that cannot be decided at these settings, saying why (never a pass)."""
+        return self.result(Outcome.NOT_APPLICABLE, f"not applicable: {why}", seconds, **details)
+
     def holds_if(self, ok: bool, figure: str, seconds: float = 0.0, **details: Any) -> ClaimResult:
         """A row decided by one boolean the caller computed from a single comparison."""
         if self.expect is not Expect.ALWAYS:
@@ -188,10 +197,12 @@ def select_checks(part: str, only: str | None) -> list[Check]:
 
 
 def exit_code_for(results: Iterable[ClaimResult]) -> int:
-    """0 when every result holds; 1 when any fails or is unknown; 2 when a part is not built.
+    """0 when every result holds; 1 when any fails or is unknown; 2 when a part is not built or
+    nothing was checked.  Not-applicable rows count for nothing either way: a run of nothing but
+    them checked nothing (2), never a pass.
 
     A failure outranks "not built": a broken claim must not hide behind a missing part."""
-    outcomes = {r.outcome for r in results}
+    outcomes = {r.outcome for r in results} - {Outcome.NOT_APPLICABLE}
     if not outcomes:
         return 2
     if outcomes & {Outcome.FAILS, Outcome.UNKNOWN}:

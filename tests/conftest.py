@@ -45,6 +45,7 @@ def pytest_unconfigure(config):
 # worker finished them alone while the other sat idle. Order inside a file is unchanged.
 RUN_FIRST = (
     "test_planted_in_source.py", "test_cli_foundation.py", "test_bench_run.py", "test_replicate.py",
+    "test_hostile_processes.py", "test_hostile_flags.py",
     "test_modelcheck_shards.py", "test_modelcheck_checks.py", "test_soak.py", "test_modelcheck_cli.py",
     "test_modelcheck_gossip.py", "test_realstate_arch_smollm2.py", "test_store_processes.py",
     "test_realstate_arch.py", "test_realstate_order_value.py", "test_proofs_smt2.py", "test_proofs_planted.py",

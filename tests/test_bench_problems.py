@@ -99,7 +99,7 @@ def test_bench_command_refuses_bad_input_with_exit_2_before_loading_a_model(tmp_
     assert main(["bench", "--latent-steps", "1,2", "--geometry", "qwen3-tiny"]) == 2
     assert "--latent-steps 1,2: must include 0" in capsys.readouterr().err
     assert main(["bench", "--limit", "0", "--geometry", "qwen3-tiny"]) == 2
-    assert "--limit 0: must be >= 1" in capsys.readouterr().err
+    assert "--limit 0: must be an integer in 1.." in capsys.readouterr().err
     assert main(["bench", "--families", "nope", "--geometry", "qwen3-tiny"]) == 2
     assert "families nope are not in" in capsys.readouterr().err
 

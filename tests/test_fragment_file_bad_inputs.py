@@ -185,9 +185,9 @@ CASES = [
     Case("header padded with NUL bytes", lambda: assemble(json.dumps(header_of(meta_of(GOOD))) + "\0\0",
                                                             GOOD_DATA), "header", "trailing spaces"),
     Case("NaN constant in the header", lambda: assemble('{"__metadata__": NaN}', GOOD_DATA), "header", "NaN"),
-    Case("JSON nested absurdly deep", deep_nesting, "header", "nested too deeply"),
+    Case("JSON nested absurdly deep", deep_nesting, "header", "nested more than 64 deep"),
     Case("integer with 5000 digits", lambda: assemble('{"x": ' + "9" * 5000 + "}", GOOD_DATA), "header",
-         "not valid JSON"),
+         "over the limit of 64"),
     Case("duplicate JSON keys", duplicate_key_header, "header", "duplicate JSON key 'keys'"),
     Case("duplicate key in the fingerprint", lambda: good_file(
         fingerprint=FP.canonical_bytes.decode()[:-1] + ',"layers":2}'), "fingerprint", "duplicate JSON key"),
@@ -421,14 +421,17 @@ def make_bad_marker(store: DirectoryStore, tmp_path: Path) -> None:
 
 
 STORE_CASES = [
-    ("symlink in the store", make_symlink, "file type", "symbolic link"),
-    ("file whose name is not an id", make_foreign_file, "file name", "notes.txt"),
-    ("upper-case id as a file name", make_upper_case_name, "file name", "lowercase hex"),
     ("content id differs from the file name", make_misnamed, "file name", "hashes to"),
     ("corrupt file in the store", make_corrupt, "content_id", "corrupt or tampered"),
-    ("directory named like a fragment", make_directory, "file type", "not a regular file"),
-    ("symlink named like a temporary", make_temp_symlink, "file type", "symbolic link"),
     ("store marker of another layout", make_bad_marker, "store marker", "unknown store layout"),
+]
+# what another writer may put into a store: not part of the state, skipped and named, never fatal
+FOREIGN_CASES = [
+    ("symlink in the store", make_symlink, "a symbolic link"),
+    ("file whose name is not an id", make_foreign_file, "notes.txt"),
+    ("upper-case id as a file name", make_upper_case_name, "lowercase hex"),
+    ("directory named like a fragment", make_directory, "a directory"),
+    ("symlink named like a temporary", make_temp_symlink, "a symbolic link"),
 ]
 
 
@@ -453,6 +456,24 @@ def test_bad_store_entry_is_refused_not_skipped(name: str, make, field: str, say
         assert code == 2 and f"{field}: " in err and "Traceback" not in out + err, (argv, err)
     assert snapshot(store.path) == before and snapshot(dst.path) == dst_before
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("name,make,says", FOREIGN_CASES, ids=[c[0] for c in FOREIGN_CASES])
+def test_a_foreign_store_entry_is_named_and_skipped(name: str, make, says: str, tmp_path: Path,
+                                                    store: DirectoryStore, capsys: pytest.CaptureFixture[str]) -> None:
+    held = DirectoryStore(store.path).fragments()
+    make(store, tmp_path)
+    before = snapshot(store.path)
+    assert DirectoryStore(store.path).fragments() == held
+    (where, what), = DirectoryStore(store.path).foreign()
+    assert where.startswith(str(store.path)) and says in where + " " + what
+    dst = tmp_path / "dst"
+    for argv in (("store", "list", str(store.path)), ("store", "merge", str(dst), str(store.path)),
+                 ("store", "verify", str(store.path))):
+        code, out, err = cli(capsys, *argv)
+        assert code == 0 and "foreign entry" in err and where in err, (argv, err)
+    assert DirectoryStore(dst).fragments() == held and DirectoryStore(dst).foreign() == []
+    assert snapshot(store.path) == before
 
 
 @pytest.mark.parametrize("text", ["z" * 64, "../" + "a" * 61, "../../etc/passwd", "A" * 64, "a" * 63, "",

@@ -113,7 +113,7 @@ def test_malformed_gossip_traces_are_refused(tmp_path, gossip_trace, edit, messa
 
 
 def test_not_json_and_json_constants_are_refused(tmp_path, program_trace):
-    with pytest.raises(InputError, match="not JSON"):
+    with pytest.raises(InputError, match="not valid JSON"):
         tio.load(_write(tmp_path, "{not json"))
     text = json.dumps(program_trace).replace('"observed": "', '"observed": NaN, "x": "', 1)
     with pytest.raises(InputError, match="NaN"):

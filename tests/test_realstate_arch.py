@@ -146,10 +146,10 @@ def test_library_errors_name_the_argument_and_the_cli_names_the_flag(capsys):
     from realstate.replay.settings import ReplaySettings
     from spec import ArgumentError
 
-    with pytest.raises(ArgumentError, match=r"^agents=7 must be 1\.\.6"):
+    with pytest.raises(ArgumentError, match=r"^agents=7 must be an integer in 1\.\.6"):
         ReplaySettings(agents=7).validate()
     assert main(["realstate", "--agents", "7"]) == 2
-    assert "--agents 7: must be 1..6" in capsys.readouterr().err
+    assert "--agents 7: must be an integer in 1..6" in capsys.readouterr().err
 
 
 # --- the cache adapter: both directions, public cache API only -----------------------------------

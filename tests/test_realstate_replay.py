@@ -107,7 +107,7 @@ def test_fidelity_is_above_the_bf16_floor_at_every_offset_up_to_30000(default_re
 def test_bad_settings_are_input_errors():
     from spec import InputError
 
-    with pytest.raises(InputError, match=r"^agents=9 must be 1\.\.6"):  # the CLI re-spells it as --agents
+    with pytest.raises(InputError, match=r"^agents=9 must be an integer in 1\.\.6"):  # the CLI re-spells it as --agents
         run_replay(ReplaySettings(agents=9))
 
 

@@ -81,9 +81,9 @@ def test_a_render_that_orders_by_arrival_makes_the_command_fail(synthetic_store:
 
 
 def test_bad_replicate_input_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cases = [(["--ranks", "0"], "--ranks"), (["--backend", "nccl"], "needs --device cuda"),
+    cases = [(["--ranks", "0"], "--ranks"), (["--backend", "nccl"], "--backend nccl: needs device cuda"),
              (["--plant", "nonsense"], "is not one of"), (["--store", str(tmp_path / "none")], "no such store"),
-             (["--redeliveries", "-1"], ">= 0")]
+             (["--redeliveries", "-1"], "--redeliveries -1: must be an integer in 0..100")]
     for argv, says in cases:
         assert main(["replicate", *argv]) == 2, argv
         err = capsys.readouterr().err

@@ -35,7 +35,7 @@ def test_the_fault_plan_is_seeded_bounded_and_spread_over_the_kinds() -> None:
 
 def test_bad_soak_flags_are_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     for argv, says in ((["--replicas", "1"], "--replicas"), (["--s3-replicas", "5"], "--s3-replicas"),
-                       (["--tokens", "9", "3"], "shape"), (["--fault", "meteor"], "invalid choice")):
+                       (["--tokens", "9", "3"], "--tokens 3: must be an integer in 9.."), (["--fault", "meteor"], "invalid choice")):
         assert main(["soak", *argv, "--json"]) == 2
         document = json.loads(capsys.readouterr().out)
         assert document["exit_code"] == 2 and says in document["error"]["message"]

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from canonmerge.printing import literal, print_table
 from spec import InputError
+from spec.arguments import integer, number, seed
 
 
 def _part_args(text: str) -> tuple[str, tuple[str, ...]]:
@@ -63,10 +64,16 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 (AuditOptions; imported 
     unknown = [p for p in parts if p not in PARTS]
     if unknown or not parts or len(set(parts)) != len(parts):
         raise InputError(f"--parts {args.parts!r}: want distinct names among {', '.join(PARTS)}")
-    if args.workers < 1:
-        raise InputError(f"--workers must be >= 1; got {args.workers}")
-    if not args.timeout > 0:
-        raise InputError(f"--timeout must be > 0; got {args.timeout}")
+    integer("workers", args.workers, 1, 256)
+    number("timeout", args.timeout, 0.001, 7 * 86400.0)
+    number("target", args.target, 0.0, 1.0, " (a kill ratio)")
+    seed("seed", args.seed)
+    if args.sample is not None:
+        integer("sample", args.sample, 0, 10**6)
+    if args.journal is not None:
+        from spec.output_files import check_output_path
+
+        check_output_path(args.journal, "--journal")  # appended to: a regular file outside any store
     part_args = dict(args.part_args)
     config = RunConfig(parts=parts, part_args=part_args, timeout_s=args.timeout, full_matrix=args.full_matrix)
     return AuditOptions(config=config, files=tuple(args.file), origin=args.origin, picks=tuple(args.mutant),

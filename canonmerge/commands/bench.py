@@ -14,7 +14,8 @@ from rich.markup import escape
 
 from realstate.bench.settings import DEFAULT_LATENT_STEPS, DEFAULT_MODEL, SPLITS, TOST_MARGIN, BenchSettings
 from realstate.models.geometry import GEOMETRY_NAMES, MODEL_NAMES
-from spec import ArgumentError, InputError, InstrumentError, exit_code_for
+from spec import InputError, InstrumentError, exit_code_for
+from spec.output_files import check_output_tree
 
 FLAGS = {"model": "--model", "geometry": "--geometry", "checkpoint": "--checkpoint", "latent_steps": "--latent-steps",
          "split": "--split", "problems": "--problems", "hotpotqa": "--hotpotqa", "limit": "--limit",
@@ -81,14 +82,12 @@ def settings_from(args: argparse.Namespace) -> BenchSettings:
 
 
 def run(args: argparse.Namespace, console: Console) -> int:
-    try:
-        settings = settings_from(args)
-        settings.validate()  # refuse bad flags and bad problem files before paying for torch
-        from realstate.bench.selection import load_problems
+    settings = settings_from(args)  # an ArgumentError becomes its flag in canonmerge.cli (FLAGS)
+    settings.validate()  # refuse bad flags and bad problem files before paying for torch
+    from realstate.bench.selection import load_problems
 
-        load_problems(settings)
-    except ArgumentError as exc:
-        raise InputError(exc.as_flag(FLAGS.get(exc.argument, exc.argument))) from None
+    load_problems(settings)
+    check_output_tree(args.out, "--out")  # before the work, not after: outputs never go into a store
     if importlib.util.find_spec("scipy") is None:
         raise InputError("the benchmark's statistics need scipy: pip install 'canonmerge[bench]'")
     from canonmerge.environment import describe_environment
@@ -100,8 +99,6 @@ def run(args: argparse.Namespace, console: Console) -> int:
     try:
         with ProgressPrinter(enabled=True) as progress:
             outcome = run_bench(settings, progress)
-    except ArgumentError as exc:
-        raise InputError(exc.as_flag(FLAGS.get(exc.argument, exc.argument))) from None
     except InstrumentError as exc:
         print(f"canonmerge bench: a causal-audit control is invalid: {exc}", file=sys.stderr)
         return 1

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from spec import InputError, Outcome, PartReport, Progress, Table, registered
+from spec.output_files import check_output_tree
 
 PART = "modelcheck"
 DEFAULT_TRACE_DIR = "canonmerge-traces"
@@ -102,6 +103,9 @@ def _replay(args: argparse.Namespace) -> PartReport:
     if args.plant is not None:
         raise InputError("--replay takes the mutant from the trace; drop --plant")
     trace = trace_io.load(args.replay)
+    if trace["mutant"] is not None and trace["mutant"] not in PLANTED:
+        raise InputError(f"{args.replay}: mutant: {trace['mutant']!r} is not a planted bug this canonmerge has "
+                         f"(known: {', '.join(PLANTED)})")
     import modelcheck.properties  # noqa: F401  (registers the checks)
 
     check = next((c for c in registered(PART) if c.name == trace["check"] and c.claim == trace["claim"]), None)
@@ -131,6 +135,7 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
 
     if args.replay is not None:
         return _replay(args)
+    check_output_tree(args.trace_dir, "--trace-dir")  # before any work: traces never go into a store
     if args.plant is not None and args.plant not in PLANTED:
         raise InputError(f"--plant {args.plant!r}: unknown planted bug; known: {', '.join(PLANTED)}")
     import modelcheck.properties  # noqa: F401  (registers the checks)

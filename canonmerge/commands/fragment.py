@@ -19,6 +19,10 @@ from canonmerge.printing import print_table
 from canonmerge.terminal import terminal_safe
 from realstate.models.geometry import DEFAULT_GEOMETRY, GEOMETRIES
 from spec import InputError, Table, content_id_hex
+from spec.arguments import integer, seed
+from spec.output_files import check_output_tree
+
+MAX_LATENT_STEPS = 200  # 26 seeded agents of at most 81 prompt tokens fit every geometry's positions
 
 if TYPE_CHECKING:  # realstate loads torch: import it only when a command runs
     from realstate.kernel.fragment import Fragment
@@ -35,9 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     make.add_argument("outdir", metavar="OUTDIR")
     make.add_argument("--geometry", choices=sorted(GEOMETRIES), default=DEFAULT_GEOMETRY,
                       help=f"Qwen3 geometry with seeded weights (default {DEFAULT_GEOMETRY})")
-    make.add_argument("--agents", type=int, default=3, help="number of agents, one file each (default 3)")
-    make.add_argument("--latent-steps", type=int, default=1, help="latent steps per agent (default 1)")
-    make.add_argument("--seed", type=int, default=0, help="seed for weights and prompts (default 0)")
+    make.add_argument("--agents", type=int, default=3, help="number of agents, one file each (1..26; default 3)")
+    make.add_argument("--latent-steps", type=int, default=1,
+                      help=f"latent steps per agent (0..{MAX_LATENT_STEPS}; default 1)")
+    make.add_argument("--seed", type=int, default=0, help="seed for weights and prompts (0..2**32-1; default 0)")
     make.add_argument("--dtype", choices=["bfloat16", "float16", "float32"], default="bfloat16")
     for p in (inspect, make):  # also accept --json after the action; SUPPRESS keeps an earlier one
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
@@ -94,18 +99,13 @@ def _inspect(args: argparse.Namespace, console: Console) -> int:
 
 def _make(args: argparse.Namespace, console: Console) -> int:
     from realstate.exchange.fragment_file import FILE_SUFFIX, load_fragment, save_fragment
-    from realstate.exchange.outputs import store_directory_of
     from realstate.models.agents import run_agents
     from realstate.models.seeded import load_seeded
 
-    outdir = Path(args.outdir)
-    if os.path.lexists(outdir) and not outdir.is_dir():
-        raise InputError(f"{outdir}: OUTDIR exists and is not a directory")
-    if outdir.is_dir() and store_directory_of(outdir):
-        raise InputError(f"{outdir}: OUTDIR is a replica store; put fragments into a store with "
-                         f"'canonmerge store put', never by writing files into it")
-    if args.agents < 1 or args.agents > 26:
-        raise InputError(f"--agents must be between 1 and 26, got {args.agents}")
+    outdir = check_output_tree(args.outdir, "OUTDIR")  # a store takes fragments only through 'store put'
+    integer("agents", args.agents, 1, 26)
+    integer("latent_steps", args.latent_steps, 0, MAX_LATENT_STEPS)
+    seed("seed", args.seed)
     lm = load_seeded(args.geometry, args.dtype, "cpu", args.seed)
     runs = run_agents(lm, args.agents, args.latent_steps, seed=args.seed)
     try:

@@ -9,8 +9,10 @@ from pathlib import Path
 from proofs.runner import DEFAULT_TIMEOUT_S
 from proofs.runner import run as run_proofs
 from spec import PartReport, Progress
+from spec.output_files import check_output_tree
 
 PART = "proofs"
+FLAGS = {"timeout_s": "--timeout", "emit_smt2": "--emit-smt2", "only": "--only"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, progress: Progress) -> PartReport:
+    if args.emit_smt2 is not None:
+        check_output_tree(args.emit_smt2, "--emit-smt2")  # before any proof runs
     return run_proofs(args.only, args.timeout, args.emit_smt2, progress,
                       fail_fast=getattr(args, "fail_fast", False))
 

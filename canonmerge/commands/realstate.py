@@ -6,7 +6,7 @@ import argparse
 
 from realstate.models.geometry import DEFAULT_GEOMETRY, GEOMETRY_NAMES, MODEL_NAMES
 from realstate.replay.settings import ReplaySettings
-from spec import ArgumentError, InputError, PartReport, Progress
+from spec import InputError, PartReport, Progress
 
 PART = "realstate"
 # library argument name -> the flag that sets it (library errors name the former)
@@ -76,19 +76,15 @@ def settings_from(args: argparse.Namespace) -> ReplaySettings:
 
 
 def run(args: argparse.Namespace, progress: Progress) -> PartReport:
-    try:
-        settings = settings_from(args)  # refuse bad flags before paying for torch
-        settings.validate()
-        import realstate.replay.properties  # noqa: F401  (registers the checks; torch-free)
-        from spec import select_checks
+    settings = settings_from(args)  # refuse bad flags before paying for torch; an ArgumentError
+    settings.validate()             # becomes its flag in canonmerge.cli (FLAGS)
+    import realstate.replay.properties  # noqa: F401  (registers the checks; torch-free)
+    from spec import select_checks
 
-        checks = select_checks(PART, args.only)
-        from realstate.replay.runner import run_replay
+    checks = select_checks(PART, args.only)
+    from realstate.replay.runner import run_replay
 
-        return run_replay(settings, progress, checks=checks,
-                          fail_fast=getattr(args, "fail_fast", False))
-    except ArgumentError as exc:
-        raise InputError(exc.as_flag(FLAGS.get(exc.argument, exc.argument))) from None
+    return run_replay(settings, progress, checks=checks, fail_fast=getattr(args, "fail_fast", False))
 
 
 def run_default(progress: Progress, fail_fast: bool = False) -> PartReport:

@@ -10,6 +10,7 @@ import argparse
 from spec import PartReport, Progress
 
 PART = "realstate"
+FLAGS = {"timeout_s": "--timeout"}  # library argument -> flag, where the two are not spelled alike
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

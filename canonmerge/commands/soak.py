@@ -6,10 +6,14 @@ the report says what ran, which faults landed, and whether every replica ended e
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from spec import PartReport, Progress
 
 PART = "realstate"
+# library argument -> the flag that sets it, where the two are not spelled alike
+FLAGS = {"kinds": "--fault", "op_timeout_s": "--op-timeout", "shape.min_tokens": "--tokens",
+         "shape.max_tokens": "--tokens"}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +59,10 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
         op_timeout_s=args.op_timeout,
         shape=dataclasses.replace(base.shape, min_tokens=args.tokens[0], max_tokens=args.tokens[1]))
     settings.validate()  # refuse bad flags before starting any process
+    if args.workdir is not None:
+        from spec.output_files import check_output_directory
+
+        check_output_directory(Path(args.workdir), "--workdir")  # replica directories never go into a store
     from realstate.processes.soak.harness import run_soak
 
     return run_soak(settings, progress, workdir=args.workdir, keep=args.keep)

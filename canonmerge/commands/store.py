@@ -21,6 +21,7 @@ from canonmerge.printing import print_table
 from canonmerge.terminal import terminal_safe
 from realstate.models.geometry import DEFAULT_GEOMETRY, GEOMETRIES
 from spec import InputError, Table, content_id_hex
+from spec.arguments import integer, number, seed, within_positions
 
 if TYPE_CHECKING:  # realstate loads torch: import it only when a command runs
     from realstate.exchange.stores import FragmentStore
@@ -55,10 +56,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     verify = sub.add_parser("verify", help="re-read and re-hash every fragment; report every corrupted one")
     verify.add_argument("store", metavar="STORE", help=where)
     clean = sub.add_parser("clean", help="remove leftovers of killed writers (temporary files; S3: "
-                                         "incomplete multipart uploads)")
+                                         "incomplete multipart uploads); with --foreign, foreign entries too")
     clean.add_argument("store", metavar="STORE", help=where)
     clean.add_argument("--older-than", type=float, default=DEFAULT_CLEAN_AGE_S, metavar="SECONDS",
                        help="only leftovers older than this (default %(default)s; a live writer's are younger)")
+    clean.add_argument("--foreign", action="store_true",
+                       help="also remove the foreign entries other writers put into the store (files and "
+                            "directories, or objects and nested prefixes, that are not fragments); one that "
+                            "holds a replica store is kept")
     for p in (put, listing, merge, render, verify, clean):  # also accept --json after the action
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                        help="print a machine-readable report")
@@ -67,6 +72,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _existing(location: str) -> FragmentStore:
     from realstate.exchange.stores import open_store
     return open_store(location)
+
+
+def _foreign(args: argparse.Namespace, store: FragmentStore) -> list[dict[str, str]]:
+    """Name every foreign entry on stderr (escaped): not part of the state, never fatal."""
+    entries = [{"entry": where, "kind": what} for where, what in store.foreign()]
+    for e in entries:
+        print(f"canonmerge store {args.action}: warning: {terminal_safe(e['entry'])}: a foreign entry "
+              f"({e['kind']}), not part of the store's state; skipped ('canonmerge store clean --foreign' "
+              f"removes it)", file=sys.stderr)
+    return entries
 
 
 def _emit(args: argparse.Namespace, console: Console, report: dict[str, Any], table: Table | None,
@@ -83,8 +98,14 @@ def _emit(args: argparse.Namespace, console: Console, report: dict[str, Any], ta
 
 def _put(args: argparse.Namespace, console: Console) -> int:
     from realstate.exchange.fragment_file import load_fragment
-    from realstate.exchange.stores import open_store, require_one_fingerprint, store_is_absent
+    from realstate.exchange.stores import (
+        open_store,
+        refuse_store_in_store,
+        require_one_fingerprint,
+        store_is_absent,
+    )
 
+    refuse_store_in_store(args.store)  # before anything is read or created
     incoming = [(path, load_fragment(path)) for path in args.files]  # all validated first
     require_one_fingerprint([f for _, f in incoming])
     store = open_store(args.store, create=store_is_absent(args.store))  # an existing one must be a store
@@ -97,8 +118,9 @@ def _put(args: argparse.Namespace, console: Console) -> int:
     added = sum(r["status"] == "added" for r in rows)
     table = Table(f"store {args.store}: put", ["file", "id", "status"],
                   [[r["file"], r["id"][:16], r["status"]] for r in rows])
+    foreign = _foreign(args, store)
     return _emit(args, console, {"command": "store put", "store": store.location, "kind": store.kind,
-                                 "added": added, "files": rows}, table,
+                                 "added": added, "files": rows, "foreign": foreign}, table,
                  [f"{added} added, {len(rows) - added} already present; the store holds {len(store)}"])
 
 
@@ -111,6 +133,7 @@ def _list(args: argparse.Namespace, console: Console) -> int:
         record.update(file=store.where(fragment.content_id), bytes=listing[fragment.content_id])
         records.append(record)
     temporaries = store.temporaries()
+    foreign = _foreign(args, store)
     table = Table(f"store {args.store}: {len(records)} fragments (all validated)", FRAGMENT_COLUMNS,
                   [fragment_row(r) for r in records])
     lines = [f"{len(records)} fragments, {sum(r['tokens'] for r in records)} tokens"]
@@ -118,39 +141,45 @@ def _list(args: argparse.Namespace, console: Console) -> int:
         lines.append(f"{len(temporaries)} leftovers of writers (in flight or killed; not part of the state; "
                      f"'canonmerge store clean' removes old ones)")
     return _emit(args, console, {"command": "store list", "store": store.location, "kind": store.kind,
-                                 "fragments": records, "temporaries": temporaries}, table, lines)
+                                 "fragments": records, "temporaries": temporaries, "foreign": foreign}, table,
+                 lines + ([f"{len(foreign)} foreign entries (not part of the state; named on stderr)"] if foreign
+                          else []))
 
 
 def _merge(args: argparse.Namespace, console: Console) -> int:
-    from realstate.exchange.stores import open_store, store_is_absent
+    from realstate.exchange.stores import open_store, refuse_store_in_store, store_is_absent
     from realstate.exchange.stores.anti_entropy import describe as describe_merge
     from realstate.exchange.stores.anti_entropy import merge_stores, refuse_nested
 
-    if not 1 <= args.workers <= 64:
-        raise InputError(f"--workers must be between 1 and 64, got {args.workers}")
+    integer("workers", args.workers, 1, 64)
     refuse_nested(args.dst, args.src)  # before either is opened (or DST created)
+    refuse_store_in_store(args.dst)
     source = open_store(args.src)
+    foreign = _foreign(args, source)
     destination: FragmentStore | str = args.dst if store_is_absent(args.dst) else open_store(args.dst)
+    if not isinstance(destination, str):
+        foreign += _foreign(args, destination)
     result = merge_stores(destination, source, workers=args.workers)
     total = len(open_store(result.dst))
     return _emit(args, console, {"command": "store merge", "dst": result.dst, "src": result.src,
                                  "added": result.added, "already_present": result.listed - result.added,
                                  "raced": result.raced, "bytes_copied": result.bytes_copied, "total": total,
-                                 "seconds": round(result.seconds, 3)}, None,
+                                 "seconds": round(result.seconds, 3), "foreign": foreign}, None,
                  [f"{describe_merge(result)}; {args.dst} holds {total}"])
 
 
 def _render(args: argparse.Namespace, console: Console) -> int:
     from realstate.exchange.fragment_file import save_fragment
-    from realstate.exchange.outputs import check_output_path
     from spec import FormatError
+    from spec.output_files import check_output_path
 
-    if args.base < 0:
-        raise InputError(f"--base must be >= 0, got {args.base}")
+    integer("base", args.base, 0, 2**63 - 1)
+    seed("seed", args.seed)
     if args.out is not None:
         check_output_path(args.out, "--out")  # before the work, not after
     store = _existing(args.store)
     fragments = store.fragments()
+    foreign = _foreign(args, store)
     if not len(fragments):
         raise InputError(f"{args.store}: the store is empty; nothing to render")
     from realstate.kernel.render import canonical_render
@@ -164,6 +193,9 @@ def _render(args: argparse.Namespace, console: Console) -> int:
             raise FormatError(store.where(fragment.content_id), "fingerprint",
                                       f"differs from the model's ({lm.source}: {lm.source_detail}) in "
                                       f"{lm.fingerprint.describe_mismatch(fragment.fingerprint)}")
+    tokens = sum(f.tokens for f in fragments)
+    within_positions(lm.fingerprint.max_positions, [("base", args.base, args.base), (None, "fragment tokens", tokens)],
+                     "the render")
     rendered = canonical_render(fragments, args.base)
     layout = [{"id": content_id_hex(p.fragment.content_id), "start": p.fragment.start, "offset": p.offset,
                "tokens": p.fragment.tokens} for p in rendered.layout]
@@ -184,7 +216,8 @@ def _render(args: argparse.Namespace, console: Console) -> int:
         lines.append(f"rendered context saved to {args.out} as fragment {out_id}")
     return _emit(args, console, {"command": "store render", "store": store.location, "digest": rendered.digest(),
                                  "tokens": rendered.tokens, "base": args.base, "layout": layout,
-                                 "model": lm.describe(), "out": args.out, "out_id": out_id}, table, lines)
+                                 "model": lm.describe(), "out": args.out, "out_id": out_id, "foreign": foreign},
+                 table, lines)
 
 
 def _verify(args: argparse.Namespace, console: Console) -> int:
@@ -196,6 +229,12 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
              + ("every one is intact" if report.ok else f"{len(report.corrupt)} CORRUPTED")]
     if report.temporaries:
         lines.append(f"{len(report.temporaries)} leftovers of writers (not part of the state)")
+    if report.foreign:
+        lines.append(f"{len(report.foreign)} foreign entries (not part of the state; named on stderr; "
+                     f"'canonmerge store clean --foreign' removes them)")
+        for where, what in report.foreign:
+            print(f"canonmerge store verify: warning: {terminal_safe(where)}: a foreign entry ({what}), not part "
+                  f"of the store's state", file=sys.stderr)
     if not report.ok:
         lines.append("a corrupted fragment is not repaired here: remove it and merge from a healthy replica")
     code = 0 if report.ok else 2
@@ -206,19 +245,33 @@ def _verify(args: argparse.Namespace, console: Console) -> int:
     return _emit(args, console, {"command": "store verify", "store": report.location, "checked": report.checked,
                                  "bytes_read": report.bytes_read, "ok": report.ok,
                                  "corrupt": [{"fragment": w, "problem": p} for w, p in report.corrupt],
-                                 "temporaries": report.temporaries}, table, lines, code)
+                                 "temporaries": report.temporaries,
+                                 "foreign": [{"entry": w, "kind": k} for w, k in report.foreign]}, table, lines, code)
 
 
 def _clean(args: argparse.Namespace, console: Console) -> int:
-    if not 0 <= args.older_than <= 10 * 365 * 86400:
-        raise InputError(f"--older-than must be between 0 and ten years in seconds, got {args.older_than}")
+    number("older_than", args.older_than, 0.0, 10 * 365 * 86400.0, " seconds (ten years)")
     store = _existing(args.store)
     removed = store.clean_temporaries(args.older_than)
     left = store.temporaries()
+    foreign_removed: list[str] = []
+    kept: list[tuple[str, str]] = []
+    if args.foreign:
+        foreign_removed, kept = store.remove_foreign()
+        for where, why in kept:
+            print(f"canonmerge store clean: warning: {terminal_safe(where)}: a foreign entry kept: {why}",
+                  file=sys.stderr)
+    remaining = [] if args.foreign else _foreign(args, store)
+    lines = [f"removed {len(removed)} leftovers older than {args.older_than:g} s; {len(left)} younger left "
+             f"(possibly a live writer's)"]
+    if args.foreign:
+        lines.append(f"removed {len(foreign_removed)} foreign entries; {len(kept)} kept")
+    elif remaining:
+        lines.append(f"{len(remaining)} foreign entries left in place (named on stderr; --foreign removes them)")
     return _emit(args, console, {"command": "store clean", "store": store.location, "removed": removed,
-                                 "left": left}, None,
-                 [f"removed {len(removed)} leftovers older than {args.older_than:g} s; {len(left)} younger left "
-                  f"(possibly a live writer's)"])
+                                 "left": left, "foreign_removed": foreign_removed,
+                                 "foreign_kept": [{"entry": w, "why": y} for w, y in kept],
+                                 "foreign": remaining}, None, lines)
 
 
 def run(args: argparse.Namespace, console: Console) -> int:

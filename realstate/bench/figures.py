@@ -8,11 +8,13 @@
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 from typing import Any
 
 from spec import InputError
+from spec.output_files import check_output_tree, write_output
 
 SHOWN = (("canonical", "CanonicalMerge"), ("bag-best-fixed", "BagMerge best fixed"),
          ("bag-worst-fixed", "BagMerge worst fixed"), ("full-prompt", "full prompt"), ("packllm", "PackLLM"),
@@ -112,8 +114,10 @@ def _finish(plt: Any, fig: Any, ax: Any, title: str, path: Path, legend_size: in
     ax.legend(fontsize=legend_size)
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    image = io.BytesIO()
+    fig.savefig(image, format="png", dpi=110)
     plt.close(fig)
+    write_output(path, image.getvalue(), "figure")  # atomic, never over a FIFO nor into a store
 
 
 def write_figures(document: dict[str, Any], out: Path) -> list[Path]:
@@ -126,6 +130,7 @@ def write_figures(document: dict[str, Any], out: Path) -> list[Path]:
     cells = document["summary"]["overall"]["cells"]
     title = f"{model}, {cells} problem-budget cells"
     paths = [out / name for name in NAMES]
+    check_output_tree(out, "out")
     try:
         out.mkdir(parents=True, exist_ok=True)
         accuracy_by_family(plt, document["summary"], f"Accuracy by condition and family ({title})", paths[0])

@@ -10,12 +10,13 @@ sentence ``"Title: text"``.  Family ``hotpotqa-<type>``; no cue (the final agent
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from realstate.bench.problems import MAX_AGENTS, MIN_AGENTS, Problem, check_unique_ids, read_text
+from realstate.bench.problems import MAX_AGENTS, MIN_AGENTS, Problem, check_unique_ids, parse_record, read_text
 from spec import InputError
+
+MAX_HOTPOTQA_BYTES = 256 << 20  # the official dev distractor file is 46 MB
 
 
 def _fail(where: str, problem: str) -> InputError:
@@ -83,10 +84,7 @@ def read_hotpotqa(path: str | Path, agents: int = 2, distractors: int = 2) -> li
     if distractors < 0:
         raise InputError(f"hotpotqa distractors={distractors} must be >= 0")
     file = Path(path)
-    try:
-        data = json.loads(read_text(file))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{file}: not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    data = parse_record(read_text(file, MAX_HOTPOTQA_BYTES), str(file))
     if not isinstance(data, list) or not data:
         raise InputError(f"{file}: want a non-empty JSON list of HotpotQA examples (the distractor-setting file)")
     problems = [problem_from_example(ex, f"{file}: example {i}", agents, distractors) for i, ex in enumerate(data)]

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spec import InputError
+from spec import FormatError, InputError
+from spec.bounded import parse_json
+from spec.bounded import read_text as bounded_text
 
 MIN_AGENTS, MAX_AGENTS = 2, 4  # k! BagMerge orders are decoded per problem: 24 at k = 4
 
@@ -90,14 +92,25 @@ def problem_from_json(record: Any, where: str) -> Problem:
                    _strings(record.get("aliases", []), where, "aliases", allow_empty=True), split, cue, meta)
 
 
-def read_text(file: Path) -> str:
-    """A user's file as UTF-8 text; ``InputError`` naming the path and the cause otherwise."""
+MAX_PROBLEM_FILE_BYTES = 64 << 20  # a JSONL problem file: 64 MiB (the committed splits are under 1 MiB)
+
+
+def read_text(file: Path, limit: int = MAX_PROBLEM_FILE_BYTES) -> str:
+    """A user's file as UTF-8 text, read bounded (``spec.bounded``: a regular file, never a FIFO
+    or a device, of at most ``limit`` bytes); ``InputError`` naming the path and the cause."""
     try:
-        return file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{file}: cannot read ({exc.strerror or exc})") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        return bounded_text(file, limit)
+    except FormatError as exc:
+        raise InputError(f"{file}: cannot read ({exc.problem})" if exc.field.startswith("file")
+                         else f"{file}: {exc.problem}") from None
+
+
+def parse_record(line: str, where: str) -> Any:
+    """One JSON value, strictly and with bounds (``spec.bounded.parse_json``)."""
+    try:
+        return parse_json(line, where)
+    except FormatError as exc:
+        raise InputError(f"{where}: not JSON ({exc.problem})") from None
 
 
 def read_problems(path: str | Path) -> list[Problem]:
@@ -109,11 +122,7 @@ def read_problems(path: str | Path) -> list[Problem]:
         if not line.strip():
             continue
         where = f"{file}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{where}: not JSON ({exc.msg} at column {exc.colno})") from None
-        problems.append(problem_from_json(record, where))
+        problems.append(problem_from_json(parse_record(line, where), where))
     if not problems:
         raise InputError(f"{file}: holds no problems")
     check_unique_ids(problems, str(file))

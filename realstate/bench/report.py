@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from spec import InputError, Table
+from spec.output_files import check_output_tree, write_output
 
 JSON_NAME = "bench.json"
 
@@ -113,10 +114,12 @@ def without_timings(document: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_json(document: dict[str, Any], out: Path) -> Path:
+    """``out/bench.json``, written atomically; never into a replica store (``spec.output_files``)."""
+    check_output_tree(out, "out")
     try:
         out.mkdir(parents=True, exist_ok=True)
         path = out / JSON_NAME
-        path.write_text(to_json(document) + "\n", encoding="utf-8")
+        write_output(path, (to_json(document) + "\n").encode("utf-8"), "report")
     except OSError as exc:
         raise InputError(f"{out}: cannot write the report ({exc.strerror or exc})") from None
     return path

@@ -38,6 +38,7 @@ from realstate.models.gguf import load_named
 from realstate.models.loaded import LoadedModel
 from realstate.models.seeded import load_seeded
 from spec import ClaimResult, Progress, no_progress
+from spec.arguments import within_positions
 
 T = TypeVar("T")
 PAPER_SCALE = "the core paper measures Qwen3-1.7B and Qwen3-4B"
@@ -116,6 +117,22 @@ def _file_sha256(path: str) -> str | None:
         return None
 
 
+def check_positions(problems: list[Any], codec: Any, budget: int, settings: BenchSettings, limit: int) -> None:
+    """Before any agent runs: the largest latent budget and the decoded tokens fit the model's
+    positions for every problem (each agent's prompt + latent steps; the render of all agents'
+    fragments + the final agent's prompt + the new tokens), the error naming the budget to lower."""
+    for p in problems:
+        lengths = [len(codec.encode(agent_text(doc))) for doc in p.agents]
+        for length in lengths:
+            within_positions(limit, [(None, "prompt", length), ("latent_steps", settings.latent_steps, budget)],
+                             f"an agent of problem {p.id}")
+        question = len(codec.encode(codec.final_text(p)))
+        within_positions(limit, [(None, "prompts and question", sum(lengths) + question),
+                                 ("latent_steps", settings.latent_steps, budget * len(lengths)),
+                                 ("max_new_tokens", settings.max_new_tokens, settings.max_new_tokens)],
+                         f"the final agent's decode for problem {p.id}")
+
+
 def _tick(progress: Progress, task: str, items: list[T], body: Callable[[T], None]) -> None:
     for done, item in enumerate(items):
         progress(task, done, len(items))
@@ -145,6 +162,7 @@ def run_bench(settings: BenchSettings, progress: Progress = no_progress, engine:
         torch.set_num_threads(settings.threads)
     codec = codec_for(lm.tokenizer, lm.vocab_size)
     budgets = sorted(settings.effective_latent_steps())
+    check_positions(problems + donor_only, codec, budgets[-1], settings, lm.fingerprint.max_positions)
     work: dict[str, int] = {"agent_prompt_tokens": 0, "latent_steps": 0, "reference_prompt_tokens": 0,
                             "decode_rows": 0, "decode_prompt_tokens": 0, "decode_row_steps": 0}
 

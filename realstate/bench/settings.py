@@ -9,6 +9,7 @@ from typing import Any
 
 from realstate.models.geometry import GEOMETRIES, MODELS
 from spec import ArgumentError
+from spec.arguments import integer, integers, number, seed
 
 DEFAULT_MODEL = "smollm2-135m"
 DEFAULT_LATENT_STEPS = (0, 2)
@@ -16,6 +17,9 @@ QUICK_LATENT_STEPS = (0, 1)
 QUICK_PROBLEMS_PER_FAMILY = 1
 TOST_MARGIN = 0.10  # accuracy points: CanonicalMerge vs the best fixed BagMerge order, fixed before any run
 SPLITS = ("eval", "dev")
+MAX_LATENT_STEPS = 4096  # also checked against the model's positions once it is loaded
+MAX_NEW_TOKENS = 4096
+MAX_BOOTSTRAP = 100_000  # resamples are drawn as one [resamples, cells] array
 
 
 @dataclass(frozen=True)
@@ -50,9 +54,9 @@ class BenchSettings:
             raise ArgumentError("model", self.model, f"is not a known model; known: {', '.join(MODELS)}")
         if self.geometry is not None and self.geometry not in GEOMETRIES:
             raise ArgumentError("geometry", self.geometry, f"is not a known geometry; known: {', '.join(GEOMETRIES)}")
-        if not self.latent_steps or any(s < 0 for s in self.latent_steps) or len(set(self.latent_steps)) != len(
-                self.latent_steps):
+        if not self.latent_steps or len(set(self.latent_steps)) != len(self.latent_steps):
             raise ArgumentError("latent_steps", self.latent_steps, "must be distinct non-negative budgets")
+        integers("latent_steps", self.latent_steps, 0, MAX_LATENT_STEPS)
         if 0 not in self.latent_steps:
             raise ArgumentError("latent_steps", self.latent_steps, "must include 0 (the text-level references, "
                                 "PackLLM and the full prompt, are decoded in the 0-step regime)")
@@ -60,16 +64,18 @@ class BenchSettings:
             raise ArgumentError("split", self.split, f"must be one of {', '.join(SPLITS)}")
         if self.problems is not None and self.hotpotqa is not None:
             raise ArgumentError("problems", self.problems, "and hotpotqa are two problem sources; give one")
-        if self.limit is not None and self.limit < 1:
-            raise ArgumentError("limit", self.limit, "must be >= 1")
-        if self.max_new_tokens < 1:
-            raise ArgumentError("max_new_tokens", self.max_new_tokens, "must be >= 1")
-        if self.bootstrap < 100:
-            raise ArgumentError("bootstrap", self.bootstrap, "must be >= 100 resamples")
-        if not 0.0 < self.tost_margin < 1.0:
-            raise ArgumentError("tost_margin", self.tost_margin, "must be in (0, 1) accuracy")
-        if self.threads is not None and self.threads < 1:
-            raise ArgumentError("threads", self.threads, "must be >= 1")
+        seed("seed", self.seed)
+        integer("hotpotqa_agents", self.hotpotqa_agents, 2, 4)
+        integer("hotpotqa_distractors", self.hotpotqa_distractors, 0, 100)
+        if self.limit is not None:
+            integer("limit", self.limit, 1, 10**6)
+        integer("max_new_tokens", self.max_new_tokens, 1, MAX_NEW_TOKENS)
+        integer("bootstrap", self.bootstrap, 100, MAX_BOOTSTRAP, " resamples")
+        number("tost_margin", self.tost_margin, 1e-9, 1 - 1e-9, " accuracy (open interval (0, 1))")
+        if self.threads is not None:
+            integer("threads", self.threads, 1, 1024)
+        if self.device not in ("cpu", "cuda"):
+            raise ArgumentError("device", self.device, "must be cpu or cuda")
 
     def effective_latent_steps(self) -> tuple[int, ...]:
         return QUICK_LATENT_STEPS if self.quick and self.latent_steps == DEFAULT_LATENT_STEPS else self.latent_steps

@@ -21,7 +21,6 @@ Every refusal is a ``FormatError`` naming the file and the field at fault."""
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import re
@@ -42,6 +41,8 @@ from realstate.kernel.dtypes import BITS_VIEW, STORAGE_DTYPES
 from realstate.kernel.fingerprint import Fingerprint
 from realstate.kernel.fragment import Fragment
 from spec import FormatError, InputError, content_id_hex, parse_content_id_hex
+from spec.bounded import parse_json
+from spec.output_files import write_output
 
 FORMAT_NAME = "canonmerge-fragment"
 FORMAT_VERSION = "1"
@@ -127,9 +128,7 @@ def fragment_to_bytes(fragment: Fragment) -> bytes:
 
 def save_fragment(fragment: Fragment, path: str | os.PathLike[str]) -> int:
     """Write ``fragment`` to ``path`` atomically, never into a replica store nor over anything
-    but a regular file (``realstate.exchange.outputs.write_output``).  Returns the bytes written."""
-    from realstate.exchange.outputs import write_output
-
+    but a regular file (``spec.output_files.write_output``).  Returns the bytes written."""
     return write_output(path, fragment_to_bytes(fragment), "fragment file")
 
 
@@ -266,27 +265,9 @@ def _header_length(prefix: bytes, size: int, source: str, limits: Limits) -> int
 
 
 def _strict_json(text: str, source: str, field: str) -> Any:
-    """``json.loads`` that refuses duplicate keys and NaN/Infinity, with errors naming ``field``."""
-
-    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
-        table: dict[str, Any] = {}
-        for key, value in items:
-            if key in table:
-                raise FormatError(source, field, f"duplicate JSON key {key!r}")
-            table[key] = value
-        return table
-
-    def constant(name: str) -> Any:
-        raise FormatError(source, field, f"JSON constant {name} is not allowed")
-
-    try:
-        return json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
-    except FormatError:
-        raise
-    except RecursionError:
-        raise FormatError(source, field, "JSON nested too deeply") from None
-    except ValueError as exc:  # JSONDecodeError, or an integer too long to convert
-        raise FormatError(source, field, f"not valid JSON: {exc}") from None
+    """Strict, bounded JSON (``spec.bounded.parse_json``: no duplicate keys, no NaN/Infinity,
+    bounded depth and number length), with errors naming ``field``."""
+    return parse_json(text, source, field)
 
 
 def _exact_keys(obj: Any, expected: Iterable[str], source: str, field: str, what: str) -> dict[str, Any]:

@@ -37,6 +37,9 @@ def caught(result: ClaimResult) -> bool:
 def control_order(r: Replay) -> ClaimResult:
     """Negative control: the permutations check (a count) fails on an arrival-order render."""
     started = time.perf_counter()
+    if len(r.fragments) < 2:
+        return P.CONTROL_ORDER.not_applicable("an arrival-order render cannot misorder one fragment (needs at "
+                                              "least 2 agents)")
     inner = c3_permutations(control_replay(r, engine_named("order-by-arrival")))
     return P.CONTROL_ORDER.holds_if(caught(inner), f"order-by-arrival: {inner.outcome.value}, exit "
                                     f"{exit_code_for([inner])} ({inner.figure})", time.perf_counter() - started)

@@ -15,8 +15,12 @@ from spec import (
 )
 
 
+ONE_ORDER = "one fragment has one arrival order (needs at least 2 agents)"
+
+
 def c3_permutations(r: Replay) -> ClaimResult:
-    """Every delivery order of the first n fragments, for every n, renders one digest."""
+    """Every delivery order of the first n fragments, for every n, renders one digest (not
+    applicable to one fragment: a single order cannot disagree with itself)."""
     started = time.perf_counter()
     for n in r.arities:
         row, perms = r.row(n), list(itertools.permutations(r.fragments[:n]))
@@ -26,6 +30,8 @@ def c3_permutations(r: Replay) -> ClaimResult:
         row.permutations = len(perms)
     rows = [r.rows[n] for n in r.arities]
     total = sum(x.permutations for x in rows)
+    if len(r.fragments) < 2:
+        return P.PERMUTATIONS.not_applicable(ONE_ORDER, time.perf_counter() - started, permutations=total)
     bad = sum(len(x.canonical_digests) - 1 for x in rows)
     figure = (f"1 digest for each n <= {len(rows)} ({total} permutations)" if not bad
               else f"digests per n: {[len(x.canonical_digests) for x in rows]}")
@@ -48,6 +54,9 @@ def c3_trees(r: Replay) -> ClaimResult:
             row.trees += 1
             r.progress(f"realstate n={n}: merge trees", row.trees, en.tree_count(n))
     rows = [r.rows[n] for n in r.arities]
+    if len(r.fragments) < 2:
+        return P.TREES.not_applicable("one fragment has one merge tree (needs at least 2 agents)",
+                                      time.perf_counter() - started)
     return P.TREES.tally(sum(x.trees for x in rows), sum(x.tree_violations for x in rows), "trees",
                          time.perf_counter() - started,
                          figure=f"{sum(x.trees for x in rows)} trees x leaf orders, digests per n: "
@@ -85,6 +94,9 @@ def c4_bag_order(r: Replay) -> ClaimResult:
         row.bag_digests = {r.bag_digest(p) for p in itertools.permutations(r.fragments[:n])}
     rows = [r.rows[n] for n in r.arities if n >= 2]
     per_n = [len(r.rows[n].bag_digests) for n in r.arities]
+    if not rows:
+        return P.BAG_ORDER.not_applicable(f"BagMerge of {ONE_ORDER}", time.perf_counter() - started,
+                                          bag_digests_per_n=per_n)
     return P.BAG_ORDER.tally(len(rows), sum(len(x.bag_digests) > 1 for x in rows), "arities >= 2",
                              time.perf_counter() - started,
                              figure=f"BagMerge digests per n: {per_n} (n! = "
@@ -112,7 +124,7 @@ def c6_pair(r: Replay) -> ClaimResult:
     """The canonical render of the first two fragments equals BagMerge in one of its orders."""
     started = time.perf_counter()
     if len(r.fragments) < 2:
-        return P.PAIR.tally(0, 0, "pairs", figure="needs two agents")
+        return P.PAIR.not_applicable("the pair needs two agents")
     pair = r.fragments[:2]
     canonical = r.digest(r.state_of(pair), 2)
     match = canonical in {r.bag_digest(pair), r.bag_digest(pair[::-1])}

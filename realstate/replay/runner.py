@@ -25,6 +25,7 @@ from realstate.replay.keys import c5_key_exact, c5_ties
 from realstate.replay.negative_controls import control_bag, control_order, control_ties
 from realstate.replay.oracle_row import c3_oracle
 from realstate.replay.orders import c2_redelivery, c3_permutations, c3_trees, c4_bag_order, c4_bag_redelivery, c6_pair
+from realstate.replay.positions import check_positions
 from realstate.replay.settings import ReplaySettings
 from realstate.replay.tables import activations_table, arity_table, decodes_table, fidelity_table, model_table, row_json
 from spec import (
@@ -108,6 +109,7 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
 
     t = time.perf_counter()
     lm = lm or load_model(settings)
+    check_positions(lm, settings)  # before any agent runs: the error names the budget to lower
     t = lap("load_model", t)
     if lm.device.type == "cpu":
         chosen = [c for c in chosen if c is not P.CROSS_DEVICE]

@@ -9,6 +9,10 @@ from dataclasses import dataclass
 
 from realstate.models.geometry import DEFAULT_GEOMETRY, GEOMETRIES, MODELS
 from spec import ArgumentError
+from spec.arguments import integer, integers, seed
+
+MAX_POSITION = 2**31 - 1  # a position a model could take; each run checks its own model's maximum
+MAX_OFFSET = 2**63 - 1  # fidelity offsets past the model's positions are clamped to its last one
 
 
 @dataclass(frozen=True)
@@ -29,17 +33,21 @@ class ReplaySettings:
     agent_starts: tuple[int, ...] = ()  # the position agent i encodes from (0 where none is given)
 
     def validate(self) -> None:
-        if not 1 <= self.agents <= 6:
-            raise ArgumentError("agents", self.agents, "must be 1..6 (every permutation is rendered)")
-        if self.latent_steps < 0:
-            raise ArgumentError("latent_steps", self.latent_steps, "must be >= 0")
-        if self.decode_tokens < 1:
-            raise ArgumentError("decode_tokens", self.decode_tokens, "must be >= 1")
-        if any(o < 0 for o in self.fidelity_offsets):
-            raise ArgumentError("fidelity_offsets", self.fidelity_offsets, "must all be >= 0")
-        if len(self.agent_starts) > self.agents or any(s < 0 for s in self.agent_starts):
+        """Every field in range, before any model loads (positions are checked against the model
+        once it is loaded: ``realstate.replay.positions``)."""
+        integer("agents", self.agents, 1, 6, " (every permutation is rendered)")
+        integer("latent_steps", self.latent_steps, 0, MAX_POSITION)
+        integer("decode_tokens", self.decode_tokens, 1, MAX_POSITION)
+        seed("seed", self.seed)
+        if not self.fidelity_offsets:
+            raise ArgumentError("fidelity_offsets", self.fidelity_offsets, "must name at least one offset")
+        integers("fidelity_offsets", self.fidelity_offsets, 0, MAX_OFFSET)
+        if len(self.agent_starts) > self.agents:
             raise ArgumentError("agent_starts", self.agent_starts, f"must be at most {self.agents} positions, "
                                 "each >= 0")
+        integers("agent_starts", self.agent_starts, 0, MAX_POSITION)
+        if self.device not in ("cpu", "cuda"):
+            raise ArgumentError("device", self.device, "must be cpu or cuda")
         if self.checkpoint is not None and self.model is not None:
             raise ArgumentError("model", self.model, "and checkpoint are two weight sources; give one")
         if self.model is not None and self.model not in MODELS:

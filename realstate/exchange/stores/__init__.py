@@ -16,7 +16,7 @@ from realstate.exchange.stores.base import (
     require_one_fingerprint,
 )
 from realstate.exchange.stores.directory import DirectoryStore
-from realstate.exchange.stores.locations import open_store, same_or_inside, store_is_absent
+from realstate.exchange.stores.locations import open_store, refuse_store_in_store, same_or_inside, store_is_absent
 from realstate.exchange.stores.s3 import S3Location, is_s3_url, parse_s3_url
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "is_s3_url",
     "open_store",
     "parse_s3_url",
+    "refuse_store_in_store",
     "require_one_fingerprint",
     "same_or_inside",
     "store_is_absent",

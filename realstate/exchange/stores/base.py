@@ -28,10 +28,10 @@ from realstate.exchange.fragment_file import (
     fragment_to_bytes,
     load_fragment,
 )
-from realstate.exchange.store_layout import MARKER_NAME, MARKER_TEXT, MAX_MARKER_BYTES
 from realstate.kernel.fingerprint import Fingerprint
 from realstate.kernel.fragment import Fragment, fragment_set
 from spec import FragmentSet, content_id_hex, parse_content_id_hex
+from spec.store_marker import MARKER_NAME, MARKER_TEXT, MAX_MARKER_BYTES
 
 if TYPE_CHECKING:
     from realstate.kernel.render import Rendered
@@ -55,6 +55,7 @@ class VerifyReport:
     bytes_read: int = 0
     corrupt: list[tuple[str, str]] = field(default_factory=list)  # (where, problem)
     temporaries: list[str] = field(default_factory=list)
+    foreign: list[tuple[str, str]] = field(default_factory=list)  # (where, what): not part of the state
 
     @property
     def ok(self) -> bool:
@@ -79,8 +80,18 @@ class FragmentStore(ABC):
 
     @abstractmethod
     def listing(self) -> dict[bytes, int]:
-        """Every fragment present as id -> size in bytes.  Refuses (never skips) anything in the
-        store that is not a fragment, the marker or a writer's temporary."""
+        """Every fragment present as id -> size in bytes.  Anything else (not a fragment, the
+        marker or a writer's temporary) is a foreign entry: skipped here, named by ``foreign``."""
+
+    @abstractmethod
+    def foreign(self) -> list[tuple[str, str]]:
+        """Entries another writer put into the store that are not part of the state, as
+        (printable location, what it is); every store command names them."""
+
+    @abstractmethod
+    def remove_foreign(self) -> tuple[list[str], list[tuple[str, str]]]:
+        """Remove the foreign entries (only ever on request: ``store clean --foreign``); returns
+        what was removed and what was kept, with why (one that holds a replica store is kept)."""
 
     @abstractmethod
     def where(self, cid: bytes) -> str:
@@ -205,7 +216,7 @@ class FragmentStore(ABC):
     def verify(self) -> VerifyReport:
         """Re-read and re-hash every fragment, collecting every problem instead of stopping at
         the first, and check that all fragments share one fingerprint."""
-        report = VerifyReport(self.location, temporaries=self.temporaries())
+        report = VerifyReport(self.location, temporaries=self.temporaries(), foreign=self.foreign())
         first: tuple[str, Fingerprint] | None = None
         for cid, size in sorted(self.listing().items()):
             report.checked += 1

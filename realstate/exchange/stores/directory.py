@@ -9,18 +9,24 @@ of a complete, fsynced temporary file, so a reader sees the whole file or nothin
 the same id write the same fragment, so either rename wins.  Nothing is ever deleted except stale
 temporary files, on request (``clean_temporaries``).
 
-Why it refuses rather than skips: anything else in the directory (a symlink, a file whose name is
-not an id, a file whose content hashes to another id) is an error naming the file, never silently
-ignored or removed: a replica that drops or invents fragments silently breaks convergence."""
+Why a foreign entry is named but never fatal nor silently removed: anything else in the
+directory (a symbolic link, a sub-directory, a file whose name is not an id, a FIFO) is not part
+of the state, so listing skips it and every store command names it (``foreign``); refusing the
+whole store would let anyone who can drop a file into it make a replica unusable, and deleting
+it would destroy what another writer put there.  ``store clean --foreign`` removes foreign
+entries when asked to, except one that is itself a replica store.  A fragment-named file whose
+content hashes to another id is corruption, not a foreign entry: it is refused (``store verify``
+names it)."""
 
 from __future__ import annotations
 
 import os
 import re
 import secrets
+import shutil
 import stat
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 from realstate.exchange.fragment_file import (
@@ -32,7 +38,6 @@ from realstate.exchange.fragment_file import (
     load_fragment,
     read_header,
 )
-from realstate.exchange.outputs import replace_atomically
 from realstate.exchange.stores.base import (
     DEFAULT_TEMP_AGE_S,
     MARKER_NAME,
@@ -42,6 +47,27 @@ from realstate.exchange.stores.base import (
     fragment_name,
 )
 from realstate.kernel.fragment import Fragment
+from spec.output_files import replace_atomically
+
+
+def _foreign_kind(mode: int, store_name: bool) -> str:
+    """What a foreign entry is, in words (for the message that names it)."""
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if not stat.S_ISREG(mode):
+        return "a FIFO, socket or device"
+    return "a regular file" if store_name else f"a file whose name is not <64 lowercase hex id>{FILE_SUFFIX}"
+
+
+def _store_inside(directory: Path) -> str | None:
+    """A replica store at or below ``directory`` (symbolic links not followed), if any."""
+    for root, _, files in os.walk(directory, followlinks=False):
+        if MARKER_NAME in files or os.path.lexists(os.path.join(root, MARKER_NAME)):
+            return root
+    return None
+
 
 _FRAGMENT_NAME = re.compile(r"([0-9a-f]{64})" + re.escape(FILE_SUFFIX))
 TEMP_NAME = re.compile(r"\.tmp-[0-9]+-[0-9a-f]{16}")
@@ -114,33 +140,59 @@ class DirectoryStore(FragmentStore):
         if text != MARKER_TEXT.encode("ascii"):
             raise FormatError(str(marker), "store marker", "unknown store layout or version")
 
-    def _entries(self) -> Iterator[tuple[bytes, Path, int]]:
-        """Every fragment file as (id, path, size); refuses anything that is not one (module doc)."""
+    def _scan(self) -> tuple[list[tuple[bytes, Path, int]], list[tuple[str, str]]]:
+        """The fragment files as (id, path, size), and the foreign entries as (where, what)
+        (module doc); the marker and writers' temporaries are neither."""
+        fragments: list[tuple[bytes, Path, int]] = []
+        foreign: list[tuple[str, str]] = []
         for name in self._names():
-            where = str(self.path / name)
             if name == MARKER_NAME:
                 continue
+            where = str(self.path / name)
             temporary, match = TEMP_NAME.fullmatch(name), _FRAGMENT_NAME.fullmatch(name)
-            if temporary is None and match is None:
-                raise FormatError(where, "file name", f"not <64 lowercase hex id>{FILE_SUFFIX}; "
-                                                              f"refusing a store with foreign files")
             try:
                 info = os.lstat(self.path / name)
-            except FileNotFoundError:  # only a temporary can vanish: its writer renamed it
-                if temporary is not None:
-                    continue
-                raise FormatError(where, "file", "vanished while the store was listed") from None
+            except FileNotFoundError:  # a temporary renamed by its writer, or a foreign entry removed
+                if match is not None:
+                    raise FormatError(where, "file", "vanished while the store was listed") from None
+                continue
             except OSError as exc:
                 raise FormatError(where, "file", f"cannot stat: {_os_problem(exc)}") from None
-            if stat.S_ISLNK(info.st_mode):
-                raise FormatError(where, "file type", "is a symbolic link; refused in a store")
-            if not stat.S_ISREG(info.st_mode):
-                raise FormatError(where, "file type", "is not a regular file")
-            if match is not None:  # temporaries: a write in flight or a killed writer's; not state
-                yield bytes.fromhex(match.group(1)), self.path / name, info.st_size
+            regular = stat.S_ISREG(info.st_mode)
+            if regular and match is not None:
+                fragments.append((bytes.fromhex(match.group(1)), self.path / name, info.st_size))
+            elif not (regular and temporary is not None):  # temporaries: a write in flight or a killed writer's
+                foreign.append((where, _foreign_kind(info.st_mode, match is not None or temporary is not None)))
+        return fragments, foreign
 
     def listing(self) -> dict[bytes, int]:
-        return {cid: size for cid, _, size in self._entries()}
+        return {cid: size for cid, _, size in self._scan()[0]}
+
+    def foreign(self) -> list[tuple[str, str]]:
+        return self._scan()[1]
+
+    def remove_foreign(self) -> tuple[list[str], list[tuple[str, str]]]:
+        removed: list[str] = []
+        kept: list[tuple[str, str]] = []
+        for where, _ in self.foreign():
+            entry = Path(where)
+            try:
+                if entry.is_dir() and not entry.is_symlink():
+                    nested = _store_inside(entry)
+                    if nested is not None:
+                        kept.append((where, f"holds the replica store {nested}; move it out by hand"))
+                        continue
+                    shutil.rmtree(entry)
+                else:
+                    os.unlink(entry)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise FormatError(where, "foreign entry", f"cannot remove: {_os_problem(exc)}") from None
+            removed.append(where)
+        if removed:
+            self._fsync_directory()
+        return removed, kept
 
     def path_of(self, cid: bytes | str) -> Path:
         return self.path / fragment_name(self._parse_id(cid))
@@ -151,7 +203,20 @@ class DirectoryStore(FragmentStore):
     # -- reading ------------------------------------------------------------------------------
 
     def _exists(self, cid: bytes) -> bool:
-        return os.path.lexists(self.path_of(cid))
+        """Whether the fragment file is there; an error when its name is taken by a foreign
+        entry (a put must not report "already present" for a fragment the store does not hold)."""
+        path = self.path_of(cid)
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            raise FormatError(str(path), "file", f"cannot stat: {_os_problem(exc)}") from None
+        if not stat.S_ISREG(info.st_mode):
+            raise FormatError(str(path), "file type", f"the fragment's name is taken by a foreign entry "
+                                                      f"({_foreign_kind(info.st_mode, True)}); 'canonmerge store "
+                                                      f"clean --foreign' removes it")
+        return True
 
     def _read(self, cid: bytes, size: int | None) -> Fragment:
         path = self.path_of(cid)
@@ -166,7 +231,7 @@ class DirectoryStore(FragmentStore):
 
     def _create(self, cid: bytes, data: bytes) -> bool:
         name = fragment_name(cid)
-        if os.path.lexists(self.path / name):
+        if self._exists(cid):
             return False
         self._write_atomic(name, [data])
         return True

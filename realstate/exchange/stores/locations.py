@@ -14,6 +14,7 @@ from realstate.exchange.stores.base import FragmentStore
 from realstate.exchange.stores.directory import DirectoryStore
 from realstate.exchange.stores.s3 import is_s3_url, parse_s3_url
 from spec import FormatError
+from spec.store_marker import enclosing_store
 
 
 def open_store(location: str | os.PathLike[str], *, create: bool = False,
@@ -22,11 +23,32 @@ def open_store(location: str | os.PathLike[str], *, create: bool = False,
     ``create=True`` makes one where nothing is yet (never over anything else).  ``s3_client``:
     a boto3 S3 client to use instead of the one boto3's standard chain configures."""
     text = os.fspath(location)
+    if create:
+        refuse_store_in_store(text, s3_client)
     if isinstance(text, str) and is_s3_url(text):
         from realstate.exchange.stores.s3 import S3Store  # boto3 only when an S3 store is used
 
         return S3Store(text, create=create, limits=limits, client=s3_client)
     return DirectoryStore(text, create=create, limits=limits)
+
+
+def refuse_store_in_store(location: str | os.PathLike[str], s3_client: Any = None) -> None:
+    """Refuse to write a store that lies inside another one, at any depth (as written, through
+    ``..`` or a symbolic link; for S3, under another store's prefix): it would be a foreign entry
+    of that store."""
+    text = os.fspath(location)
+    if isinstance(text, str) and is_s3_url(text):
+        from realstate.exchange.stores.s3 import enclosing_store_url
+
+        outer = enclosing_store_url(text, s3_client)
+        if outer is not None:
+            raise FormatError(text, "store", f"lies inside the replica store {outer}; a store is never made or "
+                                             f"written inside another (it would be a foreign entry there)")
+        return
+    outer_dir = enclosing_store(text, include_self=False)
+    if outer_dir is not None:
+        raise FormatError(text, "store", f"lies inside the replica store {outer_dir}; a store is never made or "
+                                         f"written inside another (it would be a foreign entry there)")
 
 
 def store_is_absent(location: str | os.PathLike[str]) -> bool:

@@ -156,6 +156,28 @@ def prefix_is_empty(location: str, client: Any = None) -> bool:
     return not page.get("Contents")
 
 
+def enclosing_store_url(location: str, client: Any = None) -> str | None:
+    """The store whose prefix strictly contains ``location``'s (its marker object is there),
+    if any: a store created there would be a foreign entry of that one."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    at = parse_s3_url(location)
+    client = client if client is not None else default_client()
+    segments = at.prefix.rstrip("/").split("/") if at.prefix else []
+    for depth in range(len(segments)):
+        outer = S3Location(at.bucket, "".join(f"{x}/" for x in segments[:depth]))
+        try:
+            client.head_object(Bucket=at.bucket, Key=outer.key(MARKER_NAME))
+            return outer.url
+        except ClientError as exc:
+            code, status = _error_code(exc)
+            if status != 404 or code == "NoSuchBucket":
+                raise s3_error(at, outer.url + MARKER_NAME, "read the store marker", exc) from None
+        except BotoCoreError as exc:
+            raise s3_error(at, outer.url + MARKER_NAME, "read the store marker", exc) from None
+    return None
+
+
 class S3Store(FragmentStore):
     """A replica under ``s3://bucket/prefix``.  ``create=True`` writes the marker into an empty
     prefix (the bucket must exist: creating buckets is the operator's job)."""
@@ -258,8 +280,11 @@ class S3Store(FragmentStore):
             raise FormatError(where, "file size", f"got {len(data)} bytes, the object has {size}")
         return data
 
-    def listing(self) -> dict[bytes, int]:
+    def _scan(self) -> tuple[dict[bytes, int], list[tuple[str, str]]]:
+        """The fragments as id -> size, and the foreign entries as (object URL, what): objects
+        whose name is not a fragment's and nested prefixes are not part of the state."""
         found: dict[bytes, int] = {}
+        foreign: list[tuple[str, str]] = []
         token: str | None = None
         while True:
             kwargs: dict[str, Any] = {"Bucket": self.at.bucket, "Prefix": self.at.prefix, "Delimiter": "/"}
@@ -267,24 +292,61 @@ class S3Store(FragmentStore):
                 kwargs["ContinuationToken"] = token
             page = self._call(self.location, "list", "list_objects_v2", **kwargs)
             for nested in page.get("CommonPrefixes", []):
-                raise FormatError(self.at.url + nested["Prefix"][len(self.at.prefix):], "object name",
-                                          "a nested prefix; refusing a store with foreign objects")
+                foreign.append((self.at.url + nested["Prefix"][len(self.at.prefix):][:200], "a nested prefix"))
             for obj in page.get("Contents", []):
                 name = obj["Key"][len(self.at.prefix):]
                 if name == MARKER_NAME:
                     continue
                 match = _FRAGMENT_NAME.fullmatch(name)
                 if match is None:
-                    raise FormatError(self.at.url + name[:200], "object name",
-                                              f"not <64 lowercase hex id>{FILE_SUFFIX}; refusing a store "
-                                              f"with foreign objects")
-                found[bytes.fromhex(match.group(1))] = int(obj["Size"])
+                    foreign.append((self.at.url + name[:200], f"an object whose name is not <64 lowercase hex "
+                                                              f"id>{FILE_SUFFIX}"))
+                else:
+                    found[bytes.fromhex(match.group(1))] = int(obj["Size"])
             if not page.get("IsTruncated"):
-                return found
+                return found, foreign
             token = page.get("NextContinuationToken")
             if not token:
                 raise FormatError(self.location, "store", "the listing is truncated without a "
-                                                                  "continuation token")
+                                                          "continuation token")
+
+    def listing(self) -> dict[bytes, int]:
+        return self._scan()[0]
+
+    def foreign(self) -> list[tuple[str, str]]:
+        return self._scan()[1]
+
+    def _keys_under(self, prefix: str) -> list[str]:
+        keys: list[str] = []
+        kwargs: dict[str, Any] = {"Bucket": self.at.bucket, "Prefix": prefix}
+        while True:
+            page = self._call(self.at.url, "list", "list_objects_v2", **kwargs)
+            keys += [o["Key"] for o in page.get("Contents", [])]
+            if not page.get("IsTruncated") or not page.get("NextContinuationToken"):
+                return keys
+            kwargs["ContinuationToken"] = page["NextContinuationToken"]
+
+    def remove_foreign(self) -> tuple[list[str], list[tuple[str, str]]]:
+        removed: list[str] = []
+        kept: list[tuple[str, str]] = []
+        for where, what in self.foreign():
+            key = self.at.prefix + where[len(self.at.url):]
+            keys = self._keys_under(key) if what == "a nested prefix" else [key]
+            nested = [k for k in keys if k.rsplit("/", 1)[-1] == MARKER_NAME]
+            if nested:
+                inner = f"{SCHEME}{self.at.bucket}/{nested[0][:-len(MARKER_NAME)]}"
+                kept.append((where, f"holds the replica store {inner}; move it out by hand"))
+                continue
+            for start in range(0, len(keys), 1000):
+                batch = [{"Key": k} for k in keys[start:start + 1000]]
+                reply = self._call(where, "remove", "delete_objects", Bucket=self.at.bucket,
+                                   Delete={"Objects": batch, "Quiet": True})
+                if reply.get("Errors"):
+                    error = reply["Errors"][0]
+                    raise FormatError(where, "foreign entry", f"cannot remove: {error.get('Code', '')}: "
+                                                              f"{error.get('Message', '')}")
+            removed.append(where)
+        return removed, kept
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -312,6 +374,9 @@ class S3Store(FragmentStore):
                                                           f"{self.limits.max_bytes} bytes")
 
     def _read(self, cid: bytes, size: int | None) -> Fragment:
+        """The header first, with ranged reads, validated and matched against the object's size;
+        only then the body: a hostile object's size never shows in this process's memory unless
+        its header declares exactly that much valid tensor data."""
         from botocore.exceptions import BotoCoreError, ClientError
 
         where = self.where(cid)
@@ -320,6 +385,10 @@ class S3Store(FragmentStore):
             if size is None:
                 raise KeyError(fragment_name(cid))
         self._check_size(size, where)  # before a byte of the body is fetched
+        header = header_from_ranges(self._range_reader(cid, where), size, where, self.limits)
+        if header.content_id != cid:
+            raise FormatError(where, "content_id", f"declared {header.content_id.hex()}, not the id it is stored "
+                                                   f"under")
         try:
             reply = self.client.get_object(Bucket=self.at.bucket, Key=self.at.key(fragment_name(cid)))
         except ClientError as exc:
@@ -336,21 +405,25 @@ class S3Store(FragmentStore):
             data = self._read_body(body, where, size)
         return self._check_id_matches(cid, fragment_from_bytes(data, where, self.limits))
 
-    def _read_header(self, cid: bytes) -> FragmentHeader:
-        where = self.where(cid)
-        size = self._head(cid)
-        if size is None:
-            raise KeyError(fragment_name(cid))
-
+    def _range_reader(self, cid: bytes, where: str) -> Any:
         def read_range(offset: int, length: int) -> bytes:
             if length == 0:
                 return b""
             reply = self._call(where, "read", "get_object", Bucket=self.at.bucket,
                                Key=self.at.key(fragment_name(cid)), Range=f"bytes={offset}-{offset + length - 1}")
             with reply["Body"] as body:
-                return self._read_body(body, where, int(reply["ContentLength"]))
+                got = int(reply["ContentLength"])
+                if got > length:
+                    raise FormatError(where, "file size", f"asked for {length} bytes, the endpoint sent {got}")
+                return self._read_body(body, where, got)
+        return read_range
 
-        return header_from_ranges(read_range, size, where, self.limits)
+    def _read_header(self, cid: bytes) -> FragmentHeader:
+        where = self.where(cid)
+        size = self._head(cid)
+        if size is None:
+            raise KeyError(fragment_name(cid))
+        return header_from_ranges(self._range_reader(cid, where), size, where, self.limits)
 
     # -- writing ------------------------------------------------------------------------------
 

@@ -20,9 +20,14 @@ from pathlib import Path
 from typing import Any
 
 from realstate.processes import properties as P
-from spec import InputError, Outcome, PartReport, Progress, Table, no_progress
+from spec import ArgumentError, InputError, Outcome, PartReport, Progress, Table, no_progress
+from spec.arguments import integer, number, seed
+from spec.interrupts import deferred_interrupts, start_forkserver_without_interrupts
 
 PART = "realstate"
+# latent steps of the seeded agents: 26 agents of at most 81 prompt tokens and this many steps
+# fit the 8192 positions of the smallest geometry
+MAX_LATENT_STEPS = 200
 
 
 @dataclass(frozen=True)
@@ -41,25 +46,25 @@ class ReplicateSettings:
     timeout_s: float = 300.0
 
     def validate(self) -> None:
-        if not 1 <= self.ranks <= 64:
-            raise InputError(f"--ranks must be between 1 and 64, got {self.ranks}")
+        """Every field in range (``spec.ArgumentError`` naming the field), before any rank starts."""
+        integer("ranks", self.ranks, 1, 64)
         if self.backend not in ("auto", "gloo", "nccl"):
-            raise InputError(f"--backend must be auto, gloo or nccl, got {self.backend!r}")
+            raise ArgumentError("backend", self.backend, "must be auto, gloo or nccl")
         if self.device not in ("cpu", "cuda"):
-            raise InputError(f"--device must be cpu or cuda, got {self.device!r}")
+            raise ArgumentError("device", self.device, "must be cpu or cuda")
         if self.backend == "nccl" and self.device != "cuda":
-            raise InputError("--backend nccl needs --device cuda")
-        if not 1 <= self.agents <= 26:
-            raise InputError(f"--agents must be between 1 and 26, got {self.agents}")
-        if self.latent_steps < 0 or not 0 <= self.redeliveries <= 100 or not 0 <= self.drops <= 100:
-            raise InputError("--latent-steps, --redeliveries and --drops must be >= 0 (and <= 100)")
-        if not 1.0 <= self.timeout_s <= 3600.0:
-            raise InputError(f"--timeout must be between 1 and 3600 seconds, got {self.timeout_s}")
+            raise ArgumentError("backend", self.backend, "needs device cuda")
+        integer("agents", self.agents, 1, 26)
+        integer("latent_steps", self.latent_steps, 0, MAX_LATENT_STEPS)
+        seed("seed", self.seed)
+        integer("redeliveries", self.redeliveries, 0, 100)
+        integer("drops", self.drops, 0, 100)
+        number("timeout_s", self.timeout_s, 1.0, 3600.0)
         if self.plant is not None:
             from realstate.evidence.planted import MUTANTS
 
             if self.plant not in MUTANTS:
-                raise InputError(f"--plant {self.plant!r} is not one of {', '.join(MUTANTS)}")
+                raise ArgumentError("plant", self.plant, f"is not one of {', '.join(MUTANTS)}")
 
     def resolved_backend(self) -> str:
         return self.backend if self.backend != "auto" else ("nccl" if self.device == "cuda" else "gloo")
@@ -120,9 +125,13 @@ def run_replicate(settings: ReplicateSettings, progress: Progress = no_progress)
         progress("replicate: ranks", 0, settings.ranks)
         context = multiprocessing.get_context("forkserver")
         context.set_forkserver_preload(["realstate.processes.replicate.rank"])
+        start_forkserver_without_interrupts()  # ranks ignore Ctrl-C: this process handles it
         processes = [context.Process(target=run_rank, args=(job,), daemon=True) for job in jobs]
-        for process in processes:
-            process.start()
+        with deferred_interrupts() as interrupted:  # a start cut short would leave a half-started rank
+            for process in processes:
+                process.start()
+        if interrupted:
+            raise KeyboardInterrupt
         deadline = time.monotonic() + settings.timeout_s
         for process in processes:
             process.join(max(0.0, deadline - time.monotonic()))
@@ -135,6 +144,10 @@ def run_replicate(settings: ReplicateSettings, progress: Progress = no_progress)
             elif process.exitcode != 0:
                 problems.append(f"rank {job.rank} exited with code {process.exitcode}")
         results = [_read_result(job) for job in jobs]
+        for job, result in zip(jobs, results):
+            if result is not None and "error" in result:  # the rank's own one-line account
+                problems.append(f"rank {job.rank}: {result['error']}")
+        results = [r if r is None or "error" not in r else None for r in results]
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return _report(settings, source, len(fragments), launcher_digest, results, problems,

@@ -18,6 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import signal
+import sys
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -108,13 +110,25 @@ def _unpack(data: bytes) -> list[bytes]:
 
 
 def run_rank(job: RankJob) -> None:
-    device = torch.device(job.device)
-    dist.init_process_group(job.backend, init_method=job.init_method, rank=job.rank, world_size=job.world,
-                            timeout=timedelta(seconds=job.timeout_s))
+    """The rank's whole life.  Whatever goes wrong comes back to the launcher as one line in the
+    result file (``{"rank", "error"}``) and exit code 1, never as a traceback on the terminal;
+    Ctrl-C is the launcher's to handle."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        result = _replay(job, device)
-    finally:
-        dist.destroy_process_group()
+        device = torch.device(job.device)
+        dist.init_process_group(job.backend, init_method=job.init_method, rank=job.rank, world_size=job.world,
+                                timeout=timedelta(seconds=job.timeout_s))
+        try:
+            result = _replay(job, device)
+        finally:
+            dist.destroy_process_group()
+    except Exception as exc:  # noqa: BLE001 (reported by the launcher, which makes the result unknown)
+        try:
+            Path(job.result_file).write_text(json.dumps({"rank": job.rank,
+                                                         "error": f"{type(exc).__name__}: {exc}"[:500]}))
+        except OSError:
+            pass  # the launcher is gone (its work directory with it): it reports the rank itself
+        sys.exit(1)
     Path(job.result_file).write_text(json.dumps(result))
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from spec import InputError
+from spec import ArgumentError
+from spec.arguments import integer, number, seed
 
 
 @dataclass(frozen=True)
@@ -45,31 +46,31 @@ class SoakSettings:
     shape: FragmentShape = field(default_factory=FragmentShape)
 
     def validate(self) -> None:
-        def bounded(name: str, lo: int, hi: int) -> None:
-            value = getattr(self, name)
-            if not lo <= value <= hi:
-                raise InputError(f"--{name.replace('_', '-')} must be between {lo} and {hi}, got {value}")
-
-        bounded("replicas", 2, 16)
-        bounded("s3_replicas", 0, self.replicas)
-        bounded("agents", 1, 16)
-        bounded("fragments", 1, 200)
-        bounded("gossipers", 1, 8)
-        bounded("merges", 0, 2000)
-        bounded("faults", 0, 500)
+        """Every field in range (``spec.ArgumentError`` naming the field; the command line maps it
+        to its flag), before any process starts."""
+        seed("seed", self.seed)
+        integer("replicas", self.replicas, 2, 16)
+        integer("s3_replicas", self.s3_replicas, 0, self.replicas, " (at most the replicas)")
+        integer("agents", self.agents, 1, 16)
+        integer("fragments", self.fragments, 1, 200)
+        integer("gossipers", self.gossipers, 1, 8)
+        integer("merges", self.merges, 0, 2000)
+        integer("faults", self.faults, 0, 500)
         unknown = [k for k in self.kinds if k not in FAULT_KINDS]
         if unknown:
-            raise InputError(f"--fault {unknown[0]!r} is not one of {', '.join(FAULT_KINDS)}")
+            raise ArgumentError("kinds", unknown[0], f"is not one of {', '.join(FAULT_KINDS)}")
         if self.s3_replicas == 0 and self.kinds == ("restart-endpoint",) and self.faults:
-            raise InputError("restart-endpoint faults need at least one S3 replica (--s3-replicas)")
-        if not 1.0 <= self.max_seconds <= 3600.0:
-            raise InputError(f"--max-seconds must be between 1 and 3600, got {self.max_seconds}")
-        if not 1.0 <= self.op_timeout_s <= 600.0:
-            raise InputError(f"--op-timeout must be between 1 and 600, got {self.op_timeout_s}")
-        s = self.shape
-        if not (1 <= s.layers <= 64 and 1 <= s.kv_heads <= 64 and 2 <= s.head_dim <= 512 and s.head_dim % 2 == 0
-                and 1 <= s.min_tokens <= s.max_tokens <= 4096):
-            raise InputError(f"fragment shape out of range: {s}")
+            raise ArgumentError("kinds", "restart-endpoint", "needs at least one S3 replica (s3_replicas)")
+        number("max_seconds", self.max_seconds, 1.0, 3600.0)
+        number("op_timeout_s", self.op_timeout_s, 1.0, 600.0)
+        shape = self.shape
+        integer("shape.layers", shape.layers, 1, 64)
+        integer("shape.kv_heads", shape.kv_heads, 1, 64)
+        integer("shape.head_dim", shape.head_dim, 2, 512)
+        if shape.head_dim % 2:
+            raise ArgumentError("shape.head_dim", shape.head_dim, "must be even (RoPE rotates pairs)")
+        integer("shape.min_tokens", shape.min_tokens, 1, 4096)
+        integer("shape.max_tokens", shape.max_tokens, shape.min_tokens, 4096, " (at least the minimum)")
 
     def active_kinds(self) -> tuple[str, ...]:
         """The fault kinds that can happen in this configuration."""

@@ -22,7 +22,8 @@ def soak_fingerprint(shape: FragmentShape) -> Fingerprint:
 
 
 def soak_fragment(seed: int, agent: int, index: int, shape: FragmentShape = FragmentShape()) -> Fragment:
-    generator = torch.Generator().manual_seed(((seed * 1_000_003) + agent) * 1_000_003 + index)
+    # reduced mod 2**64 (torch's seed range): the same seed as before wherever it fitted
+    generator = torch.Generator().manual_seed((((seed * 1_000_003) + agent) * 1_000_003 + index) % (1 << 64))
     span = shape.max_tokens - shape.min_tokens + 1
     tokens = shape.min_tokens + int(torch.randint(span, (1,), generator=generator))
     start = int(torch.randint(64, (1,), generator=generator))

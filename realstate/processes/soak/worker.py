@@ -10,6 +10,7 @@ Everything goes through the product's own store code (``realstate.exchange.store
 from __future__ import annotations
 
 import os
+import signal
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -45,6 +46,7 @@ def execute(command: dict[str, Any], replicas: Replicas, seed: int, shape: Fragm
 def serve(conn: Connection, seed: int, shape: FragmentShape, env: dict[str, str]) -> None:
     """The process's main loop (the target of a forked ``multiprocessing`` process)."""
     os.environ.update(env)  # the loopback endpoint, read by boto3's standard chain in this process
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the harness's to handle: it stops us
     replicas = Replicas()
     conn.send({"ready": True})
     while True:
@@ -59,4 +61,6 @@ def serve(conn: Connection, seed: int, shape: FragmentShape, env: dict[str, str]
             reply = execute(command, replicas, seed, shape)
         except (InputError, OSError) as exc:  # reported, not fatal: the harness retries or moves on
             reply = {"ok": False, "error": str(exc)[:500]}
+        except Exception as exc:  # noqa: BLE001 (a bug: one line back to the harness, never a traceback here)
+            reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:500]}
         conn.send(reply)

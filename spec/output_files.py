@@ -1,11 +1,13 @@
-"""Writing a user's output file (a rendered context, fragment files, a report) safely.
+"""Writing a user's output file (a rendered context, fragment files, traces, SMT-LIB files, a
+report) safely.
 
-Why each rule: the file appears only complete (temporary in the same directory, fsync, rename),
-so a killed writer never leaves half a file under the real name; it never lands inside a replica
-store (a store holds only its own fragments, named by content id, and anything else makes it
-unreadable) nor over something that is not a regular file (on a machine where canonmerge runs as
-root, renaming over ``/dev/null`` or a FIFO would replace it); and every failure is an
-``InputError`` naming the path and the cause, with nothing left behind."""
+Why each rule: the file appears only complete (temporary in the same directory, fsync, rename;
+the temporary removed again whatever stops the write, Ctrl-C included), so a killed writer never
+leaves half a file under the real name; it never lands inside a replica store, at any depth, as
+written or as resolved (``spec.store_marker``: a store holds only its own fragments) nor over
+something that is not a regular file (renaming over ``/dev/null`` or a FIFO would replace it, and
+opening a FIFO would block); and every failure is an ``InputError`` naming the path and the
+cause.  Stdlib only, in spec, so that proofs and the checker write their files the same way."""
 
 from __future__ import annotations
 
@@ -15,32 +17,36 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from realstate.exchange.store_layout import MARKER_NAME
-from spec import InputError
+from spec.errors import InputError
+from spec.store_marker import refuse_inside_store
 
 
 def _cause(exc: OSError) -> str:
     return exc.strerror or str(exc) or type(exc).__name__
 
 
-def store_directory_of(directory: Path) -> bool:
-    """Whether ``directory`` is a replica store (carries the marker)."""
-    return os.path.lexists(directory / MARKER_NAME)
-
-
 def check_output_directory(directory: Path, what: str) -> None:
-    """``directory`` must exist, be a directory and not be a replica store."""
+    """``directory`` must lie in no replica store, exist and be a directory."""
+    refuse_inside_store(directory, what)
     if not directory.is_dir():
         problem = "is not a directory" if os.path.lexists(directory) else "does not exist"
         raise InputError(f"{directory}: {what}: output directory {problem}")
-    if store_directory_of(directory):
-        raise InputError(f"{directory}: {what}: is a replica store; outputs are never written into a store "
-                         f"(it holds only its own fragments)")
+
+
+def check_output_tree(directory: str | os.PathLike[str], what: str) -> Path:
+    """A directory a command creates (if needed) and writes into: it lies in no replica store
+    and, if something is there already, it is a directory."""
+    target = Path(directory)
+    refuse_inside_store(target, what)
+    if os.path.lexists(target) and not target.is_dir():
+        raise InputError(f"{target}: {what}: exists and is not a directory")
+    return target
 
 
 def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Path:
     """The checks ``write_output`` makes before writing, on their own (to refuse early)."""
     target = Path(path)
+    refuse_inside_store(target, what)  # the target itself, a symbolic link into a store included
     check_output_directory(target.parent, what)
     try:
         info = os.lstat(target)
