@@ -21,7 +21,7 @@ from canonmerge.environment import describe_environment
 from canonmerge.printing import json_report, print_part, results_table
 from canonmerge.progress import ProgressPrinter
 from canonmerge.terminal import terminal_safe
-from spec import CLAIMS, ArgumentError, ClaimResult, InputError, Outcome, PartReport, exit_code_for
+from spec import CLAIMS, ArgumentError, ClaimResult, InputError, Outcome, PartReport, UsageError, exit_code_for
 
 # subcommand -> (module implementing it, one-line help)
 PART_COMMANDS: dict[str, tuple[str, str]] = {
@@ -68,14 +68,6 @@ def _not_built(part: str) -> PartReport:
         for c in CLAIMS.values() if part in c.checked_by
     ]
     return PartReport(part=part, results=results, notes=[f"part '{part}' is not built yet"])
-
-
-class UsageError(InputError):
-    """A command line argparse refused; carries the usage text of the (sub)command."""
-
-    def __init__(self, message: str, usage: str) -> None:
-        super().__init__(message)
-        self.usage = usage
 
 
 class _Parser(argparse.ArgumentParser):

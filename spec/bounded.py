@@ -16,7 +16,9 @@ import json
 import math
 import os
 import stat
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
 
 from spec.errors import FormatError
 
@@ -41,12 +43,13 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def read_regular(path: str | os.PathLike[str], limit: int = MAX_INPUT_BYTES, *, follow_symlinks: bool = True,
-                 source: str | None = None) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``limit`` of them (``FormatError``
-    naming the file otherwise: missing, unreadable, special, oversized, grown while read)."""
+@contextmanager
+def open_regular(path: str | os.PathLike[str], limit: int = MAX_INPUT_BYTES, *, follow_symlinks: bool = True,
+                 source: str | None = None) -> Iterator[tuple[IO[bytes], int]]:
+    """``(file, size)`` of the regular file at ``path`` of at most ``limit`` bytes, for readers
+    that take only part of a file (a header); ``FormatError`` naming the file otherwise."""
     where = source if source is not None else os.fspath(path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow_symlinks:
         flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
@@ -59,20 +62,28 @@ def read_regular(path: str | os.PathLike[str], limit: int = MAX_INPUT_BYTES, *, 
             raise FormatError(where, "file type", f"is {_kind(info.st_mode)}, not a regular file")
         if info.st_size > limit:
             raise FormatError(where, "file size", f"{info.st_size} bytes is over the limit of {limit} bytes")
-        chunks, got = [], 0
-        while got <= limit:
-            chunk = os.read(fd, min(1 << 20, limit + 1 - got))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-    except OSError as exc:
-        raise FormatError(where, "file", f"cannot read: {_cause(exc)}") from None
-    finally:
+        os.set_blocking(fd, True)
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
-    if got > limit:
+        raise
+    with handle:
+        yield handle, info.st_size
+
+
+def read_regular(path: str | os.PathLike[str], limit: int = MAX_INPUT_BYTES, *, follow_symlinks: bool = True,
+                 source: str | None = None) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them (``FormatError``
+    naming the file otherwise: missing, unreadable, special, oversized, grown while read)."""
+    where = source if source is not None else os.fspath(path)
+    with open_regular(path, limit, follow_symlinks=follow_symlinks, source=where) as (handle, _):
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise FormatError(where, "file", f"cannot read: {_cause(exc)}") from None
+    if len(data) > limit:
         raise FormatError(where, "file size", f"grew past the limit of {limit} bytes while it was read")
-    return b"".join(chunks)
+    return data
 
 
 def read_text(path: str | os.PathLike[str], limit: int = MAX_INPUT_BYTES, source: str | None = None) -> str:

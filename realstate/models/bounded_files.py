@@ -1,24 +1,19 @@
-"""Reading the files of an untrusted checkpoint: regular files only, size-bounded before a byte is
-read, JSON parsed only after that, and every refusal naming the checkpoint.
-
-A FIFO, a device or a directory where a file belongs is refused instead of blocking or reading
-forever: the file is opened with ``O_NONBLOCK`` (opening a FIFO for reading then returns at once)
-and checked with ``fstat`` on that very descriptor, so a file swapped for a FIFO between a check
-and the open cannot make a load hang.  Symbolic links are followed (the Hugging Face cache stores
-checkpoints as links to blobs)."""
+"""Reading the files of an untrusted checkpoint with the project's one bounded reader
+(``spec.bounded``: regular files only, opened without blocking and checked on that descriptor,
+size-bounded before a byte is read, strict JSON), every refusal re-worded as an ``ArgumentError``
+naming the checkpoint (or named model) and the file.  Symbolic links are followed: the Hugging
+Face cache stores checkpoints as links to blobs."""
 
 from __future__ import annotations
 
-import json
 import os
-import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from spec import ArgumentError
+from spec import ArgumentError, FormatError, bounded
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 MAX_ENTRIES = 100_000  # names in a checkpoint directory (a real one holds tens)
@@ -53,45 +48,28 @@ def listed(names: list[str], most: int = 5) -> str:
 
 @contextmanager
 def open_regular(path: Path, limit: int, source: Source) -> Iterator[tuple[IO[bytes], int]]:
-    """``(file, size)`` of a regular file of at most ``limit`` bytes, else a refusal naming it."""
+    """``(file, size)`` of a regular file of at most ``limit`` bytes (``spec.bounded``), else a
+    refusal naming the checkpoint and the file."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        raise source.refuse(f"{path.name}: cannot be opened ({exc.strerror or exc})") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise source.refuse(f"{path.name} is not a regular file ({_kind(info.st_mode)})")
-        if info.st_size > limit:
-            raise source.refuse(f"{path.name} is {info.st_size} bytes, more than the {limit} bytes such a file "
-                                f"may have")
-        os.set_blocking(fd, True)
-        handle = os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-    with handle:
-        yield handle, info.st_size
+        with bounded.open_regular(path, limit, source=path.name) as opened:
+            yield opened
+    except FormatError as exc:
+        raise source.refuse(f"{path.name}: {exc.field}: {exc.problem}") from None
 
 
 def read_bytes(path: Path, limit: int, source: Source) -> bytes:
-    with open_regular(path, limit, source) as (handle, size):
-        data = handle.read(limit + 1)
-    if len(data) != size:
-        raise source.refuse(f"{path.name} changed while it was read ({size} bytes, then {len(data)})")
-    return data
+    try:
+        return bounded.read_regular(path, limit, source=path.name)
+    except FormatError as exc:
+        raise source.refuse(f"{path.name}: {exc.field}: {exc.problem}") from None
 
 
 def parse_json(text: bytes, what: str, source: Source) -> Any:
-    """JSON from bytes already bounded in size; nesting is bounded by the parser's recursion limit."""
+    """Strict, bounded JSON (``spec.bounded.parse_json``) from bytes already bounded in size."""
     try:
-        return json.loads(text.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise source.refuse(f"{what} is not UTF-8 text") from None
-    except RecursionError:
-        raise source.refuse(f"{what} nests deeper than the JSON reader allows") from None
-    except json.JSONDecodeError as exc:
-        raise source.refuse(f"{what} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+        return bounded.parse_json(text, what)
+    except FormatError as exc:
+        raise source.refuse(f"{what}: {exc.problem}") from None
 
 
 def read_json_object(path: Path, limit: int, source: Source) -> dict[str, Any]:
@@ -113,11 +91,3 @@ def directory_names(directory: Path, source: Source) -> list[str]:
     except OSError as exc:
         raise source.refuse(f"cannot be listed ({exc.strerror or exc})") from None
     return sorted(names)
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a plain file"
