@@ -231,11 +231,11 @@ HOSTILE = {
     "shard-traversal": (sharded_traversal, ["'../outside.safetensors', which is not a .safetensors file name in the "
                                             "checkpoint directory"]),
     "header-huge": (header_huge, [f"{ST}: the header claims {1 << 62} bytes"]),
-    "header-not-json": (header_not_json, [f"{ST}: the header is not"]),
-    "header-deep": (header_deep, [f"{ST}: the header nests deeper than the JSON reader allows"]),
+    "header-not-json": (header_not_json, [f"{ST}: the header: not valid JSON"]),
+    "header-deep": (header_deep, [f"{ST}: the header: nested more than 64 deep"]),
     "header-overlap": (header_overlap, ["starts at byte 0, not at 8", "gap or an overlap"]),
-    "config-not-json": (config_text(b"{ not json"), ["config.json is not JSON"]),
-    "config-sparse-1gb": (config_sparse, [f"config.json is {1 << 30} bytes, more than the"]),
+    "config-not-json": (config_text(b"{ not json"), ["config.json: not valid JSON"]),
+    "config-sparse-1gb": (config_sparse, [f"config.json: file size: {1 << 30} bytes is over the limit"]),
     "config-a-list": (config_text(b"[1, 2]"), ["config.json is JSON but not an object"]),
     "layers-1e7": (fields(num_hidden_layers=10**7), ["num_hidden_layers=10000000 is out of bounds (1..1024)"]),
     "bool-size": (fields(num_attention_heads=True), ["num_attention_heads=True is not an integer (a bool)"]),
@@ -248,7 +248,8 @@ HOSTILE = {
     "unknown-dtype": (fields(torch_dtype="int4"), ["torch_dtype='int4' is not a dtype name"]),
     "unknown-rope-type": (fields(rope_scaling={"rope_type": "evil", "factor": 2.0}),
                           ["rope_scaling.rope_type='evil' is not a rope type realstate knows"]),
-    "nan-rope-theta": (fields(rope_theta=float("nan")), ["rope_theta=nan is not a finite positive number"]),
+    "nan-rope-theta": (fields(rope_theta=float("nan")), ["config.json: JSON constant NaN is not allowed"]),
+    "zero-rope-theta": (fields(rope_theta=0.0), ["rope_theta=0.0 is not a finite positive number"]),
     "layer-types-short": (fields(layer_types=["full_attention"]),
                           ["layer_types has 1 entries for num_hidden_layers=2"]),
     "class-and-type-differ": (fields(architectures=["Qwen3ForCausalLM"]),
@@ -280,7 +281,7 @@ def test_config_json_fifo_is_refused_not_waited_on(ckpt, capsys):
     worker.join(60)
     assert result, "reading a FIFO config.json blocked"
     captured = capsys.readouterr()
-    assert_refused(result[0], captured.out, captured.err, ckpt, "config.json is not a regular file (a FIFO)")
+    assert_refused(result[0], captured.out, captured.err, ckpt, "config.json: file type: is a FIFO, not a regular file")
 
 
 def test_refusal_in_json_is_the_error_document(ckpt, capsys):
