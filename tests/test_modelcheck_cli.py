@@ -1,7 +1,7 @@
 """``canonmerge check`` wiring: flags, exit codes, traces and --replay.
 
 These tests run the command on the reference backend (monkeypatched into ``_backend``); the
-realstate-backed run is the lead's test."""
+realstate-backed run is in ``tests/test_modelcheck_realstate.py``."""
 
 import argparse
 import json

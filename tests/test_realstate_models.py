@@ -135,17 +135,6 @@ def test_cuda_request_without_a_gpu_is_a_clear_error():
         load_seeded("qwen3-tiny", device="cuda")
 
 
-def test_readme_library_example_runs():
-    import pathlib
-    import subprocess
-    import sys
-
-    example = pathlib.Path(__file__).resolve().parents[1] / "examples" / "merge_two_replicas.py"
-    out = subprocess.run([sys.executable, str(example)], capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.startswith("2 fragments, 7 context tokens, decoded [")
-
-
 def test_encoding_again_at_the_agents_own_start_reproduces_its_cache(tiny):
     from realstate.kernel.fragment import Fragment
     from realstate.models.agents import encode_again

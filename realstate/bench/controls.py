@@ -1,4 +1,5 @@
-"""Causal-audit controls (seed 002, "When does latent communication pay?"): does the final agent
+"""Causal-audit controls (*When Does Latent Communication Pay? A Causal Audit of Relayed KV Caches
+in Multi-Agent LLMs*, Cheng, Das and Ramnath, 2026): does the final agent
 use the relayed caches, or merely their presence?  Each control replaces every fragment of the
 CanonicalMerge layout, in place (same offsets, same length), by
 
