@@ -65,6 +65,27 @@ GOSSIP_FAIR = register(
     "C7", PART, "gossip: fair exchange converges", ALWAYS,
     "from every reachable state, a fair exchange brings every replica to the render of the union")
 
+# the instruments' own rows: each run proves that its C3 search could see (``modelcheck.instruments``)
+CANARY_ARRIVAL = register(
+    "C3", PART, "canary: order-by-arrival render is caught", ALWAYS,
+    "a negative control sent through the run's own shards, engine, shared unions and verdict "
+    "merging — a render that lays fragments out in arrival order, on a tiny universe — is "
+    "reported as a C3 violation by every C3 family that ran")
+CANARY_SHARDS = register(
+    "C3", PART, "canary: a render that differs between shards is caught", ALWAYS,
+    "a negative control whose render is constant within each shard but differs between shards is "
+    "reported by the union of shard verdicts (digests of one set compared across shards)")
+COVERAGE_COUNTS = register(
+    "C3", PART, "coverage: schedules checked = closed-form count", ALWAYS,
+    "per universe and N, the distinct valid permutations, merge trees and re-delivery patterns "
+    "rendered equal n!, (2n-2)!/(n-1)! and the surjection counts, computed independently")
+COVERAGE_ARRIVAL = register(
+    "C3", PART, "coverage: arrival order fed = schedule (from-scratch sample)", ALWAYS,
+    "on a sample of every shard, the state each render is given equals the schedule's state "
+    "rebuilt from nothing (arrival order and state key), and the comparison sees a control")
+
+C3_FAMILIES = (PERMUTATIONS, MERGE_TREES, REDELIVERIES)
+INSTRUMENTS = (CANARY_ARRIVAL, CANARY_SHARDS, COVERAGE_COUNTS, COVERAGE_ARRIVAL)
 EXHAUSTIVE = (PERMUTATIONS, MERGE_TREES, REDELIVERIES, ENGINE_ORDER, ORACLE, REFINEMENT_ORDER, BAG_ORDER,
               BAG_REDELIVERY, PAIRS, REFINEMENT_BAG, LAWS_C1, REFINEMENT_UNION, LAWS_C2)
 GOSSIP = (GOSSIP_SAME_SET, GOSSIP_FAIR)

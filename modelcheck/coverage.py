@@ -1,0 +1,204 @@
+"""What the C3 enumeration really covered, watched from inside each shard.
+
+The shared unions (``modelcheck.unions``) and the enumerators are trusted by the C3 checks: a
+stale prefix union feeds a render another arrival order than the schedule the checker reports,
+and an enumerator that skips schedules shrinks the search while every render still agrees.
+Neither shows in a verdict, so each shard watches the (schedule, state) pairs on their way to
+the render:
+
+- every schedule is counted, checked to be a schedule of the shard (arity, prefix, each
+  fragment delivered) and checked to be new (no schedule counted twice);
+- on a sample of every shard (its first ``ALWAYS_SAMPLED`` schedules per family, then one in
+  ``SAMPLE_ONE_IN``, pseudo-random but fixed by the shard) the state is rebuilt from nothing —
+  ``backend.merge`` folded over fresh singletons of the schedule's leaves, nothing shared — and
+  the arrival order and state key of the state the render is given are compared with it.
+
+The counts are then held to closed forms written here, independently of the enumerators'
+(``closed_forms``), by ``modelcheck.instruments``.  On canary shards the watcher also proves that
+its comparison can see: it compares each sampled schedule's fresh state with the previous
+schedule's state, which arrived in another order and must be reported different."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelcheck.backend import Backend
+from modelcheck.schedules import Expr, Join, Leaf
+from modelcheck.unions import Leaves
+from spec.fragment_set import iteration_order
+
+ALWAYS_SAMPLED = 8          # per family and shard: small shards are checked whole
+SAMPLE_ONE_IN = 16          # beyond those, about one schedule in this many
+
+
+# --- closed forms, independent of ``modelcheck.schedules`` -------------------------------------
+
+def _surjections(m: int, k: int) -> int:
+    """Maps of m labelled deliveries onto k fragments using each: k!·S(m, k), with the Stirling
+    number from its recurrence S(m, k) = k·S(m−1, k) + S(m−1, k−1)."""
+    row = [1] + [0] * k              # S(0, j)
+    for _ in range(m):
+        row = [0] + [j * row[j] + row[j - 1] for j in range(1, k + 1)]
+    return math.factorial(k) * row[k]
+
+
+def closed_forms(n: int, redeliveries: int) -> dict[str, int]:
+    """The number of C3 schedules of arity n: n! arrival orders, (2n−2)!/(n−1)! merge trees
+    (leaf orders times tree shapes), and the sequences of n + e deliveries (e = 1..R) that
+    deliver every fragment."""
+    return {"permutations": math.factorial(n),
+            "trees": math.factorial(2 * n - 2) // math.factorial(n - 1),
+            "re-deliveries": sum(_surjections(n + e, n) for e in range(1, redeliveries + 1))}
+
+
+# --- the watcher ------------------------------------------------------------------------------
+
+@dataclass
+class Seen:
+    """What one family of one shard fed to the render."""
+
+    count: int = 0                   # schedules rendered
+    distinct: int = 0                # of them, valid and not seen before in this shard
+    invalid: int = 0                 # not a schedule of this shard (arity, prefix, coverage)
+    repeated: int = 0                # counted twice
+    sampled: int = 0                 # rebuilt from nothing and compared
+    mismatched: int = 0              # fed in another arrival order (or another state) than reported
+    probes: int = 0                  # the comparison's own control (canary shards)
+    probes_seen: int = 0
+    first_mismatch: str = ""
+
+    def add(self, other: Seen) -> None:
+        for name in ("count", "distinct", "invalid", "repeated", "sampled", "mismatched", "probes",
+                     "probes_seen"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.first_mismatch = self.first_mismatch or other.first_mismatch
+
+
+def leaves_in_order(expr: Expr) -> list[Leaf]:
+    """The deliveries of a schedule, left to right (written here, not borrowed from the
+    enumerators it checks)."""
+    if isinstance(expr, Leaf):
+        return [expr]
+    return leaves_in_order(expr.left) + leaves_in_order(expr.right)
+
+
+def _postfix(expr: Expr, word: list[int], leaves: list[Leaf]) -> None:
+    """A tree as a flat postfix word (index and copy per leaf, -1 per merge), and its leaves."""
+    if isinstance(expr, Leaf):
+        word += (expr.index, expr.copy)
+        leaves.append(expr)
+    else:
+        _postfix(expr.left, word, leaves)
+        _postfix(expr.right, word, leaves)
+        word.append(-1)
+
+
+def signature(key: Any) -> tuple[tuple[int, ...], bool, tuple[int, ...]]:
+    """(fragment indices in arrival order, whether the copies are numbered 0, 1, … in arrival
+    order, a hashable identity) of a schedule's key: an arrival sequence (whose copies are
+    numbered by construction) or a merge tree."""
+    if isinstance(key, tuple):
+        return key, True, key
+    word: list[int] = []
+    leaves: list[Leaf] = []
+    _postfix(key, word, leaves)
+    copies: dict[int, int] = {}
+    numbered = True
+    for leaf in leaves:
+        numbered &= leaf.copy == copies.get(leaf.index, 0)
+        copies[leaf.index] = leaf.copy + 1
+    return tuple(leaf.index for leaf in leaves), numbered, tuple(word)
+
+
+def is_schedule(indices: Sequence[int], numbered: bool, n: int, prefix: Sequence[int], extra: int | None) -> bool:
+    """Whether a schedule delivers each of fragments 0..n−1, starts with ``prefix``, numbers its
+    copies in arrival order and has ``extra`` repeats (any of 1..R when None)."""
+    if not numbered or sorted(set(indices)) != list(range(n)) or list(indices[:len(prefix)]) != list(prefix):
+        return False
+    repeats = len(indices) - n
+    return repeats == extra if extra is not None else repeats >= 1
+
+
+def arrival(backend: Backend, state: Any) -> tuple[Any, ...]:
+    """What a render is given, as far as order goes: the state's fragments in arrival order, as
+    (content id, object identity), and its state key.  A state that cannot be iterated shows its
+    state key only."""
+    with iteration_order("arrival"):
+        try:
+            order = tuple((backend.content_id(f), id(f)) for f in state)
+        except TypeError:
+            order = ()
+    return order, backend.state_key(state)
+
+
+def from_scratch(backend: Backend, leaves: Leaves, expr: Expr) -> Any:
+    """The state of ``expr`` built from nothing: a fresh singleton per leaf (of the same fragment
+    object the shared unions use), folded by ``backend.merge``."""
+    if isinstance(expr, Leaf):
+        return backend.singleton(leaves.fragment(expr.index, expr.copy))
+    assert isinstance(expr, Join)
+    return backend.merge(from_scratch(backend, leaves, expr.left), from_scratch(backend, leaves, expr.right))
+
+
+@dataclass
+class ScheduleWatcher:
+    """Watches the C3 families of one shard (``UniverseCheck.c3`` hands it each family's pairs)."""
+
+    backend: Backend
+    leaves: Leaves
+    salt: str                        # the shard: fixes which schedules are sampled
+    probe: bool = False              # also run the comparison's own control (canary shards)
+    seen: dict[str, Seen] = field(default_factory=dict)
+
+    def watch(self, family: str, n: int, prefix: Sequence[int], to_expr: Callable[[Any], Expr],
+              pairs: Iterator[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
+        """``pairs`` unchanged, each one counted and a sample rebuilt and compared on the way."""
+        seen = self.seen.setdefault(family, Seen())
+        keys: set[Any] = set()
+        chance = random.Random(f"{self.salt}/{family}/{n}/{list(prefix)}")
+        extra = None if family == "re-deliveries" else 0
+        previous: Any = None
+        for position, (key, state) in enumerate(pairs):
+            indices, numbered, identity = signature(key)
+            seen.count += 1
+            if not is_schedule(indices, numbered, n, prefix, extra):
+                seen.invalid += 1
+            elif identity in keys:
+                seen.repeated += 1
+            else:
+                keys.add(identity)
+                seen.distinct += 1
+            if position < ALWAYS_SAMPLED or chance.random() * SAMPLE_ONE_IN < 1:
+                expr = to_expr(key)
+                self._compare(seen, expr, state, previous)
+                previous = (expr, state)
+            elif self.probe:
+                previous = (to_expr(key), state)
+            yield key, state
+
+    def _compare(self, seen: Seen, expr: Expr, state: Any, previous: tuple[Expr, Any] | None) -> None:
+        fresh = arrival(self.backend, from_scratch(self.backend, self.leaves, expr))
+        seen.sampled += 1
+        if arrival(self.backend, state) != fresh:
+            seen.mismatched += 1
+            seen.first_mismatch = seen.first_mismatch or _render(expr)
+        if self.probe and previous is not None and _first_arrivals(previous[0]) != _first_arrivals(expr):
+            seen.probes += 1
+            seen.probes_seen += arrival(self.backend, previous[1]) != fresh
+
+    def report(self) -> dict[str, Seen]:
+        return self.seen
+
+
+def _first_arrivals(expr: Expr) -> list[int]:
+    return list(dict.fromkeys(leaf.index for leaf in leaves_in_order(expr)))
+
+
+def _render(expr: Expr) -> str:
+    if isinstance(expr, Leaf):
+        return f"{expr.index}" + "'" * expr.copy
+    return f"({_render(expr.left)} {_render(expr.right)})"
