@@ -94,7 +94,7 @@ class ArrivalOrderBackend(_Forward):
         return FragmentSet.of_ids(state.ids)
 
     def state_key(self, state: Arrivals) -> Hashable:
-        return state.ids
+        return frozenset(state.ids)      # order-blind, like a set's: order shows only by iteration
 
     def render_order(self, state: Arrivals) -> list[bytes]:
         return list(state.ids)

@@ -123,13 +123,14 @@ def is_schedule(indices: Sequence[int], numbered: bool, n: int, prefix: Sequence
     return repeats == extra if extra is not None else repeats >= 1
 
 
-def arrival(backend: Backend, state: Any) -> tuple[Any, ...]:
-    """What a render is given, as far as order goes: the state's fragments in arrival order, as
-    (content id, object identity), and its state key.  A state that cannot be iterated shows its
-    state key only."""
+def arrival(backend: Backend, leaves: Leaves, state: Any) -> tuple[Any, ...]:
+    """What a render is given, as far as order goes: the state's items in arrival order, each as
+    the (index, copy) of the fragment object it is (None for an item that is not one), and the
+    state's key.  A state that cannot be iterated shows its key only."""
+    labels = leaves.labels()
     with iteration_order("arrival"):
         try:
-            order = tuple((backend.content_id(f), id(f)) for f in state)
+            order = tuple(labels.get(id(item)) for item in state)
         except TypeError:
             order = ()
     return order, backend.state_key(state)
@@ -181,14 +182,14 @@ class ScheduleWatcher:
             yield key, state
 
     def _compare(self, seen: Seen, expr: Expr, state: Any, previous: tuple[Expr, Any] | None) -> None:
-        fresh = arrival(self.backend, from_scratch(self.backend, self.leaves, expr))
+        fresh = arrival(self.backend, self.leaves, from_scratch(self.backend, self.leaves, expr))
         seen.sampled += 1
-        if arrival(self.backend, state) != fresh:
+        if arrival(self.backend, self.leaves, state) != fresh:
             seen.mismatched += 1
             seen.first_mismatch = seen.first_mismatch or _render(expr)
         if self.probe and previous is not None and _first_arrivals(previous[0]) != _first_arrivals(expr):
             seen.probes += 1
-            seen.probes_seen += arrival(self.backend, previous[1]) != fresh
+            seen.probes_seen += arrival(self.backend, self.leaves, previous[1]) != fresh
 
     def report(self) -> dict[str, Seen]:
         return self.seen

@@ -39,6 +39,11 @@ class Leaves:
             self._copies[key] = self.backend.copy(self.objects[index])
         return self._copies[key]
 
+    def labels(self) -> dict[int, tuple[int, int]]:
+        """(index, copy) of every fragment object made so far, keyed by the object's identity."""
+        made = {id(obj): (index, 0) for index, obj in self.objects.items()}
+        return made | {id(obj): key for key, obj in self._copies.items()}
+
     def singleton(self, index: int, copy: int = 0) -> Any:
         key = (index, copy)
         if key not in self._singletons:
