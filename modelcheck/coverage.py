@@ -22,17 +22,17 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from modelcheck.backend import Backend
 from modelcheck.schedules import Expr, Join, Leaf
 from modelcheck.unions import Leaves
-from spec.fragment_set import iteration_order
+from spec.fragment_set import current_iteration_order, iteration_order
 
-ALWAYS_SAMPLED = 8          # per family and shard: small shards are checked whole
-SAMPLE_ONE_IN = 16          # beyond those, about one schedule in this many
+ALWAYS_SAMPLED = 4          # per family and shard: small shards are checked whole
+SAMPLE_ONE_IN = 64          # beyond those, about one schedule in this many
 
 
 # --- closed forms, independent of ``modelcheck.schedules`` -------------------------------------
@@ -86,41 +86,55 @@ def leaves_in_order(expr: Expr) -> list[Leaf]:
     return leaves_in_order(expr.left) + leaves_in_order(expr.right)
 
 
-def _postfix(expr: Expr, word: list[int], leaves: list[Leaf]) -> None:
-    """A tree as a flat postfix word (index and copy per leaf, -1 per merge), and its leaves."""
-    if isinstance(expr, Leaf):
-        word += (expr.index, expr.copy)
-        leaves.append(expr)
-    else:
-        _postfix(expr.left, word, leaves)
-        _postfix(expr.right, word, leaves)
-        word.append(-1)
+class Signatures:
+    """Whether each key of one family of one shard is a schedule of it, and a hashable identity
+    (equal for equal schedules only).  A key is an arrival sequence (its copies numbered in
+    arrival order by construction; it is its own identity) or a merge tree (each fragment
+    delivered once, copy 0).  A tree's identity is its two sides' numbers in a table of the
+    distinct subtrees seen: the enumeration shares subtree objects between the trees of one leaf
+    order, so each is numbered once and a tree costs two look-ups."""
 
+    def __init__(self, n: int, prefix: Sequence[int], extra: int | None) -> None:
+        self.n, self.prefix, self.extra = n, tuple(prefix), extra
+        self.full = frozenset(range(n))
+        self._parts: dict[int, tuple[Expr, int, tuple[int, ...], bool]] = {}   # by id (object kept)
+        self._numbers: dict[tuple[int, int, int], int] = {}
+        self._valid: dict[tuple[int, ...], bool] = {}
 
-def signature(key: Any) -> tuple[tuple[int, ...], bool, tuple[int, ...]]:
-    """(fragment indices in arrival order, whether the copies are numbered 0, 1, … in arrival
-    order, a hashable identity) of a schedule's key: an arrival sequence (whose copies are
-    numbered by construction) or a merge tree."""
-    if isinstance(key, tuple):
-        return key, True, key
-    word: list[int] = []
-    leaves: list[Leaf] = []
-    _postfix(key, word, leaves)
-    copies: dict[int, int] = {}
-    numbered = True
-    for leaf in leaves:
-        numbered &= leaf.copy == copies.get(leaf.index, 0)
-        copies[leaf.index] = leaf.copy + 1
-    return tuple(leaf.index for leaf in leaves), numbered, tuple(word)
+    def of(self, key: Any) -> tuple[bool, Hashable]:
+        """(is a schedule of this family and shard, identity)."""
+        if isinstance(key, tuple):
+            return self.valid(key), key
+        if isinstance(key, Leaf):
+            number, indices, once = self._part(key)
+            return once and self.valid(indices), (-1, number)
+        (ln, li, lo), (rn, ri, ro) = self._part(key.left), self._part(key.right)  # the root is never kept
+        return lo and ro and self.valid(li + ri), (ln, rn)
 
+    def valid(self, indices: tuple[int, ...]) -> bool:
+        """Starts with the prefix, delivers every fragment, has the family's repeats."""
+        ok = self._valid.get(indices)
+        if ok is None:
+            repeats = len(indices) - self.n
+            ok = (indices[:len(self.prefix)] == self.prefix and set(indices) == self.full
+                  and (repeats == self.extra if self.extra is not None else repeats >= 1))
+            if len(self._valid) < 100_000:
+                self._valid[indices] = ok
+        return ok
 
-def is_schedule(indices: Sequence[int], numbered: bool, n: int, prefix: Sequence[int], extra: int | None) -> bool:
-    """Whether a schedule delivers each of fragments 0..n−1, starts with ``prefix``, numbers its
-    copies in arrival order and has ``extra`` repeats (any of 1..R when None)."""
-    if not numbered or sorted(set(indices)) != list(range(n)) or list(indices[:len(prefix)]) != list(prefix):
-        return False
-    repeats = len(indices) - n
-    return repeats == extra if extra is not None else repeats >= 1
+    def _part(self, expr: Expr) -> tuple[int, tuple[int, ...], bool]:
+        """(number of the subtree, its leaves' indices, whether every leaf is copy 0)."""
+        hit = self._parts.get(id(expr))
+        if hit is not None and hit[0] is expr:
+            return hit[1], hit[2], hit[3]
+        if isinstance(expr, Leaf):
+            shape, indices, once = (0, expr.index, expr.copy), (expr.index,), expr.copy == 0
+        else:
+            (ln, li, lo), (rn, ri, ro) = self._part(expr.left), self._part(expr.right)
+            shape, indices, once = (1, ln, rn), li + ri, lo and ro
+        number = self._numbers.setdefault(shape, len(self._numbers))
+        self._parts[id(expr)] = (expr, number, indices, once)
+        return number, indices, once
 
 
 def arrival(backend: Backend, leaves: Leaves, state: Any) -> tuple[Any, ...]:
@@ -128,11 +142,14 @@ def arrival(backend: Backend, leaves: Leaves, state: Any) -> tuple[Any, ...]:
     the (index, copy) of the fragment object it is (None for an item that is not one), and the
     state's key.  A state that cannot be iterated shows its key only."""
     labels = leaves.labels()
-    with iteration_order("arrival"):
-        try:
+    try:
+        if current_iteration_order() == "arrival":
             order = tuple(labels.get(id(item)) for item in state)
-        except TypeError:
-            order = ()
+        else:
+            with iteration_order("arrival"):
+                order = tuple(labels.get(id(item)) for item in state)
+    except TypeError:
+        order = ()
     return order, backend.state_key(state)
 
 
@@ -159,27 +176,32 @@ class ScheduleWatcher:
               pairs: Iterator[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
         """``pairs`` unchanged, each one counted and a sample rebuilt and compared on the way."""
         seen = self.seen.setdefault(family, Seen())
-        keys: set[Any] = set()
+        keys: set[Hashable] = set()
+        of, add = Signatures(n, prefix, None if family == "re-deliveries" else 0).of, keys.add
         chance = random.Random(f"{self.salt}/{family}/{n}/{list(prefix)}")
-        extra = None if family == "re-deliveries" else 0
+        count = invalid = next_sample = 0
         previous: Any = None
-        for position, (key, state) in enumerate(pairs):
-            indices, numbered, identity = signature(key)
-            seen.count += 1
-            if not is_schedule(indices, numbered, n, prefix, extra):
-                seen.invalid += 1
-            elif identity in keys:
-                seen.repeated += 1
-            else:
-                keys.add(identity)
-                seen.distinct += 1
-            if position < ALWAYS_SAMPLED or chance.random() * SAMPLE_ONE_IN < 1:
-                expr = to_expr(key)
-                self._compare(seen, expr, state, previous)
-                previous = (expr, state)
-            elif self.probe:
-                previous = (to_expr(key), state)
-            yield key, state
+        try:
+            for key, state in pairs:
+                valid, identity = of(key)
+                if valid:
+                    add(identity)
+                else:
+                    invalid += 1
+                if count == next_sample:
+                    expr = to_expr(key)
+                    self._compare(seen, expr, state, previous)
+                    previous = (expr, state)
+                    next_sample += 1 if count < ALWAYS_SAMPLED else 1 + int(chance.expovariate(1 / SAMPLE_ONE_IN))
+                elif self.probe:
+                    previous = (to_expr(key), state)
+                count += 1
+                yield key, state
+        finally:   # also when the consumer stops early
+            seen.count += count
+            seen.invalid += invalid
+            seen.distinct += len(keys)
+            seen.repeated += count - invalid - len(keys)
 
     def _compare(self, seen: Seen, expr: Expr, state: Any, previous: tuple[Expr, Any] | None) -> None:
         fresh = arrival(self.backend, self.leaves, from_scratch(self.backend, self.leaves, expr))

@@ -94,7 +94,7 @@ def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimR
     results.append(P.CANARY_ARRIVAL.holds_if(not blind, figure, **{"violations_reported": {
         UNITS[f]: caught[f] for f in families}, "universe": canaries.UNIVERSE, "n": canaries.ARITY}))
     missed = [f.name for f in families if not split[f]]   # a split is only counted when no shard saw one
-    figure = (f"caught across {len(canaries_prefixes(merged))} shards by {', '.join(UNITS[f] for f in families)}"
+    figure = (f"caught across {len(_canary_shards(merged))} shards by {', '.join(UNITS[f] for f in families)}"
               if not missed else f"BLIND: not reported by {', '.join(missed)}")
     if missed:
         notes.append(f"instrument went blind: {canaries.WATCHES[canaries.SHARDS]} did not report the "
@@ -109,7 +109,7 @@ def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimR
     return results, data, notes
 
 
-def canaries_prefixes(merged: Merged) -> list[str]:
+def _canary_shards(merged: Merged) -> list[str]:
     return [c["shard"] for c in merged.shard_costs if c["shard"].startswith(f"canary {canaries.SHARDS}:")]
 
 

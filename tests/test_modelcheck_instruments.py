@@ -101,12 +101,15 @@ def test_the_comparison_fails_when_it_cannot_see_an_order(monkeypatch):
 
 
 def test_a_schedule_is_counted_once_and_only_when_it_belongs_to_the_shard():
-    indices, numbered, identity = coverage.signature(Join(Join(Leaf(1), Leaf(0)), Leaf(2)))
-    assert indices == (1, 0, 2) and numbered and coverage.is_schedule(indices, numbered, 3, (1,), 0)
-    assert not coverage.is_schedule(indices, numbered, 3, (0,), 0)                  # another prefix
-    assert not coverage.is_schedule(*coverage.signature(Join(Leaf(0), Leaf(0)))[:2], 1, (), None)  # copy 0 twice
-    assert not coverage.is_schedule((0, 1), True, 3, (), 0)                          # misses fragment 2
-    assert coverage.is_schedule((0, 1, 0), True, 2, (), None)
+    trees = coverage.Signatures(3, (1,), 0)
+    valid, identity = trees.of(Join(Join(Leaf(1), Leaf(0)), Leaf(2)))
+    assert valid and identity == trees.of(Join(Join(Leaf(1), Leaf(0)), Leaf(2)))[1]      # equal trees, one identity
+    assert identity != trees.of(Join(Leaf(1), Join(Leaf(0), Leaf(2))))[1]                 # the shape counts
+    assert not trees.of(Join(Join(Leaf(0), Leaf(1)), Leaf(2)))[0]                         # another prefix
+    assert not trees.of(Join(Join(Leaf(1), Leaf(0, 1)), Leaf(2)))[0]                      # a copy in a tree
+    assert not coverage.Signatures(3, (), 0).of((0, 1))[0]                                # misses fragment 2
+    assert coverage.Signatures(2, (), None).of((0, 1, 0))[0]
+    assert not coverage.Signatures(2, (), None).of((0, 1))[0]                             # no repeat
     backend, u = ReferenceBackend(), select(["ties"])[0]
     leaves = unions.Leaves(backend, {i: backend.build(u.geometry, d) for i, d in enumerate(u.fragments)})
     watcher = coverage.ScheduleWatcher(backend, leaves, "test")
@@ -114,7 +117,10 @@ def test_a_schedule_is_counted_once_and_only_when_it_belongs_to_the_shard():
     list(watcher.watch("permutations", 3, (), en.sequence, iter(pairs + pairs[:2])))
     seen = watcher.seen["permutations"]
     assert (seen.count, seen.distinct, seen.repeated, seen.invalid, seen.mismatched) == (8, 6, 2, 0, 0)
-    assert identity != coverage.signature(Join(Leaf(1), Join(Leaf(0), Leaf(2))))[2]   # shape counts
+    tree_pairs = list(unions.tree_states(backend, leaves, 3))
+    list(watcher.watch("trees", 3, (), lambda e: e, iter(tree_pairs + tree_pairs[-1:])))
+    seen = watcher.seen["trees"]
+    assert (seen.count, seen.distinct, seen.repeated, seen.invalid, seen.mismatched) == (13, 12, 1, 0, 0)
 
 
 def test_an_instrument_alone_runs_the_search_it_watches():
