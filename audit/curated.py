@@ -28,7 +28,7 @@ RENDER, ENGINE, FRAGMENT = "realstate/kernel/render.py", "realstate/kernel/engin
 ROPE, ORDER_VALUE, FINGERPRINT = "realstate/kernel/rope.py", "realstate/kernel/order_value.py", "realstate/kernel/fingerprint.py"
 SPEC_ORDERING, SPEC_SET = "spec/ordering.py", "spec/fragment_set.py"
 FUSED = "realstate/kernel/fused.py"
-UNIONS, SHARDS = "modelcheck/unions.py", "modelcheck/shards.py"
+UNIONS, SHARDS, CHECKS = "modelcheck/unions.py", "modelcheck/shards.py", "modelcheck/checks.py"
 COMMON_PREFIX = "    k = 0\n    for x, y in zip(a, b):\n        if x != y:\n            break\n        k += 1\n    return k"
 
 SORTED_LAYOUT = "        layouts.append(layout(engine.order(members), base))"
@@ -394,6 +394,12 @@ CATALOG: tuple[Curated, ...] = (
             CHECK_C3_RANDOM, frozenset({("C3", "canary: a render that differs between shards is caught")}),
             True, why="each shard's digests replace the last shard's: two shards rendering one set differently "
                       "are never compared"),
+    Curated("a batch of C3 renders renders its first state for every schedule",
+            (Patch(CHECKS, "self.render_many([state for _, state in batch])",
+                   "self.render_many([batch[0][1] for _ in batch])"),),
+            CHECK_C3_RANDOM, frozenset({("C3", "canary: order-by-arrival render is caught")}),
+            True, why="every schedule of a batch is compared through the first one's render: the real render "
+                      "agrees with itself, only a render that depends on the order shows the blindness"),
     Curated("merge trees skip the last root split",
             (Patch(UNIONS, "        for s in range(1, n):", "        for s in range(1, n - 1):"),),
             CHECK_C3_RANDOM, frozenset({("C3", "coverage: schedules checked = closed-form count")}),
