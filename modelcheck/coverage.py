@@ -32,7 +32,7 @@ from modelcheck.unions import Leaves
 from spec.fragment_set import current_iteration_order, iteration_order
 
 ALWAYS_SAMPLED = 4          # per family and shard: small shards are checked whole
-SAMPLE_ONE_IN = 64          # beyond those, about one schedule in this many
+SAMPLE_ONE_IN = 128         # beyond those, about one schedule in this many
 
 
 # --- closed forms, independent of ``modelcheck.schedules`` -------------------------------------

@@ -145,7 +145,11 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
 
     The work is split into shards (``modelcheck.shards``) run by ``engine`` — ``local`` with
     ``workers`` = 1 in this process, more on a process pool; ``ray`` as Ray tasks — which then
-    build the backend from ``recipe`` in each worker.  The verdict is the same on every engine."""
+    build the backend from ``recipe`` in each worker.  The verdict is the same on every engine.
+
+    Whenever the C3 families run, the run also proves its instruments could see
+    (``modelcheck.instruments``): canary shards go through the same engine and merge, and the
+    schedules each shard rendered are held to closed forms and sampled from scratch."""
     _validate(max_arity, redeliveries, randomized, iteration)
     if trace_dir is not None:
         refuse_inside_store(trace_dir, "trace_dir")  # before any work: traces never go into a store
