@@ -192,7 +192,9 @@ class ScheduleWatcher:
                     expr = to_expr(key)
                     self._compare(seen, expr, state, previous)
                     previous = (expr, state)
-                    next_sample += 1 if count < ALWAYS_SAMPLED else 1 + int(chance.expovariate(1 / SAMPLE_ONE_IN))
+                    next_sample = count + 1
+                    if next_sample >= ALWAYS_SAMPLED:
+                        next_sample += int(chance.expovariate(1 / SAMPLE_ONE_IN))
                 elif self.probe:
                     previous = (to_expr(key), state)
                 count += 1
