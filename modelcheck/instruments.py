@@ -80,6 +80,10 @@ def _cells(merged: Merged, universes: Sequence[Universe], max_arity: int, redeli
     return cells
 
 
+def _canary_seconds(merged: Merged, name: str) -> float:
+    return sum(c["cpu_seconds"] for c in merged.shard_costs if c["shard"].startswith(f"canary {name}:"))
+
+
 def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimResult], dict[str, Any], list[str]]:
     arrival = merged.canaries.get(canaries.ARRIVAL, {})
     caught = {f: arrival[f].found if f in arrival else 0 for f in families}
@@ -91,7 +95,7 @@ def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimR
     if blind:
         notes.append(f"instrument went blind: {canaries.WATCHES[canaries.ARRIVAL]} did not report the "
                      f"order-by-arrival canary ({', '.join(blind)}); this run's C3 verdict cannot be trusted")
-    results.append(P.CANARY_ARRIVAL.holds_if(not blind, figure, **{"violations_reported": {
+    results.append(P.CANARY_ARRIVAL.holds_if(not blind, figure, _canary_seconds(merged, canaries.ARRIVAL), **{"violations_reported": {
         UNITS[f]: caught[f] for f in families}, "universe": canaries.UNIVERSE, "n": canaries.ARITY}))
     missed = [f.name for f in families if not split[f]]   # a split is only counted when no shard saw one
     figure = (f"caught across {len(_canary_shards(merged))} shards by {', '.join(UNITS[f] for f in families)}"
@@ -100,7 +104,7 @@ def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimR
         notes.append(f"instrument went blind: {canaries.WATCHES[canaries.SHARDS]} did not report the "
                      f"shard-salted canary ({', '.join(missed)}); shards that render one set differently "
                      "would pass this run")
-    results.append(P.CANARY_SHARDS.holds_if(not missed, figure, **{
+    results.append(P.CANARY_SHARDS.holds_if(not missed, figure, _canary_seconds(merged, canaries.SHARDS), **{
         "split_sets_reported": {UNITS[f]: split[f] for f in families}}))
     data = {canaries.ARRIVAL: {"watches": canaries.WATCHES[canaries.ARRIVAL], "seen": not blind,
                                "violations": {UNITS[f]: caught[f] for f in families}},
@@ -164,7 +168,7 @@ def judge(merged: Merged, universes: Sequence[Universe], max_arity: int, redeliv
     out.tables.append(Table("modelcheck instruments: canaries through the run's own pipeline",
                             ["instrument", "negative control", "outcome", "figure"],
                             [[r.check, _control(r.check), r.outcome.value, r.figure] for r in out.results]))
-    canary_cpu = sum(c["cpu_seconds"] for c in merged.shard_costs if c["shard"].startswith("canary "))
+    canary_cpu = sum(_canary_seconds(merged, name) for name in canaries.NAMES)
     out.data = {"canary": canary_data | {"cpu_seconds": round(canary_cpu, 4),
                                          "share_of_cpu": round(canary_cpu / merged.cpu_seconds, 4)
                                          if merged.cpu_seconds else None},
