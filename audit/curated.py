@@ -28,6 +28,8 @@ RENDER, ENGINE, FRAGMENT = "realstate/kernel/render.py", "realstate/kernel/engin
 ROPE, ORDER_VALUE, FINGERPRINT = "realstate/kernel/rope.py", "realstate/kernel/order_value.py", "realstate/kernel/fingerprint.py"
 SPEC_ORDERING, SPEC_SET = "spec/ordering.py", "spec/fragment_set.py"
 FUSED = "realstate/kernel/fused.py"
+UNIONS, SHARDS, CHECKS = "modelcheck/unions.py", "modelcheck/shards.py", "modelcheck/checks.py"
+COMMON_PREFIX = "    k = 0\n    for x, y in zip(a, b):\n        if x != y:\n            break\n        k += 1\n    return k"
 
 SORTED_LAYOUT = "        layouts.append(layout(engine.order(members), base))"
 DELTA = "p.offset - f.start if reencode else 0"
@@ -379,6 +381,29 @@ CATALOG: tuple[Curated, ...] = (
             REALSTATE, frozenset({("C2", "re-delivery leaves the canonical render unchanged")}),
             True, why="a re-delivered copy must be the same fragment to a library user (==, hash); the sampled "
                       "audit found no part compared two Fragments"),
+    # --- the checker's own instruments: caught by the run's canaries and coverage ------------------
+    Curated("incremental union reuses a stale prefix",
+            (Patch(UNIONS, COMMON_PREFIX, "    return max((k for k in range(min(len(a), len(b))) "
+                                          "if sorted(a[:k]) == sorted(b[:k])), default=0)"),),
+            CHECK_C3_RANDOM, frozenset({("C3", "coverage: arrival order fed = schedule (from-scratch sample)")}),
+            True, why="a prefix holding the same deliveries in another order is reused: its union is the same "
+                      "set, so every render agrees, but the schedule reported is not the one fed to the render"),
+    Curated("shard verdicts merged per shard",
+            (Patch(SHARDS, "sets.setdefault((s.canary, check, s.universe, s.n), set()).update(digests)",
+                   "sets[(s.canary, check, s.universe, s.n)] = set(digests)"),),
+            CHECK_C3_RANDOM, frozenset({("C3", "canary: a render that differs between shards is caught")}),
+            True, why="each shard's digests replace the last shard's: two shards rendering one set differently "
+                      "are never compared"),
+    Curated("a batch of C3 renders renders its first state for every schedule",
+            (Patch(CHECKS, "self.render_many([state for _, state in batch])",
+                   "self.render_many([batch[0][1] for _ in batch])"),),
+            CHECK_C3_RANDOM, frozenset({("C3", "canary: order-by-arrival render is caught")}),
+            True, why="every schedule of a batch is compared through the first one's render: the real render "
+                      "agrees with itself, only a render that depends on the order shows the blindness"),
+    Curated("merge trees skip the last root split",
+            (Patch(UNIONS, "        for s in range(1, n):", "        for s in range(1, n - 1):"),),
+            CHECK_C3_RANDOM, frozenset({("C3", "coverage: schedules checked = closed-form count")}),
+            True, why="the trees whose right side is one leaf are never rendered; every tree that is agrees"),
 )
 
 

@@ -26,6 +26,7 @@ from modelcheck import oracle_link
 from modelcheck import properties as P
 from modelcheck import schedules as en
 from modelcheck.backend import Backend, FragmentDesc, Universe, render_digests
+from modelcheck.coverage import ScheduleWatcher
 from modelcheck.program import ProgramBuilder, evaluate, failed_expectations, run_program
 from modelcheck.schedules import Expr, Join, Leaf
 from modelcheck.trace import make_trace
@@ -133,6 +134,7 @@ class UniverseCheck:
         self.use_oracle = self.wants(P.ORACLE) and oracle_link.supports_oracle(backend)
         self._oracle: dict[tuple[str, tuple[int, ...]], Any] = {}      # oracle renders, by input
         self._oracle_verdicts: dict[tuple[str, tuple[int, ...], str], bool] = {}  # by product digest
+        self.watcher: ScheduleWatcher | None = None   # counts and samples what C3 renders (coverage)
 
     def wants(self, *checks: Check) -> bool:
         return any(c in self.selected for c in checks)
@@ -296,7 +298,8 @@ class UniverseCheck:
             tally = self.tallies.of(check, units[check], digests_per_set) if wanted else Tally(check, units[check])
             started = time.perf_counter()
             count, digests = 0, {ref}
-            for batch in _batches(pairs(), 1 if shuffled else RENDER_BATCH):
+            fed = pairs() if self.watcher is None else self.watcher.watch(units[check], n, prefix, to_expr, pairs())
+            for batch in _batches(fed, 1 if shuffled else RENDER_BATCH):
                 if shuffled:  # a schedule and its replayed trace see the same shuffles
                     reseed_shuffle(en.render_expr(to_expr(batch[0][0])))
                 for (key, state), digest in zip(batch, self.render_many([state for _, state in batch])):

@@ -16,6 +16,7 @@ from modelcheck.backend import Backend, Universe
 from modelcheck.checks import Row, Tallies, Tally
 from modelcheck.executors import InProcess, make_executor
 from modelcheck.gossip import GossipConfig, GossipResult, explore
+from modelcheck.instruments import judge
 from modelcheck.shards import (
     BackendRecipe,
     GossipTask,
@@ -25,6 +26,7 @@ from modelcheck.shards import (
     Task,
     merge,
     plan,
+    plan_canaries,
 )
 from modelcheck.universes import select
 from spec import ArgumentError, Check, ClaimResult, Expect, Outcome, PartReport, Progress, Table, no_progress
@@ -143,11 +145,17 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
 
     The work is split into shards (``modelcheck.shards``) run by ``engine`` — ``local`` with
     ``workers`` = 1 in this process, more on a process pool; ``ray`` as Ray tasks — which then
-    build the backend from ``recipe`` in each worker.  The verdict is the same on every engine."""
+    build the backend from ``recipe`` in each worker.  The verdict is the same on every engine.
+
+    Whenever the C3 families run, the run also proves its instruments could see
+    (``modelcheck.instruments``): canary shards go through the same engine and merge, and the
+    schedules each shard rendered are held to closed forms and sampled from scratch."""
     _validate(max_arity, redeliveries, randomized, iteration)
     if trace_dir is not None:
         refuse_inside_store(trace_dir, "trace_dir")  # before any work: traces never go into a store
-    chosen = frozenset(P.ALL if checks is None else checks)
+    chosen = frozenset((*P.ALL, *P.INSTRUMENTS) if checks is None else checks)
+    if chosen & set(P.INSTRUMENTS) and not chosen & set(P.C3_FAMILIES):
+        chosen |= set(P.C3_FAMILIES)      # an instrument alone runs the search it watches
     picked = select(universes)
     gossip_u = _gossip_universe(picked, gossip_universe)
     config = GossipConfig(replicas=replicas, fragments=fragments, in_flight=in_flight,
@@ -165,11 +173,12 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
     started = time.perf_counter()
     report = PartReport(part=PART)
     shard_plan = plan([u.name for u in picked], settings) if chosen & set(P.EXHAUSTIVE) else []
-    tasks: list[Task] = [ShardTask(settings, s) for s in shard_plan]
+    canary_plan = plan_canaries(settings, len(shard_plan)) if shard_plan else []
+    tasks: list[Task] = [ShardTask(settings, s) for s in shard_plan + canary_plan]
     gossip_task = GossipTask(settings, gossip_u.name, config, weight=float("inf")) if run_gossip else None
     if gossip_task is not None and not isinstance(executor, InProcess):
         tasks.append(gossip_task)           # on a pool, gossip runs beside the shards
-    total = sum(s.weight for s in shard_plan)
+    total = sum(s.weight for s in shard_plan + canary_plan)
     state = {"done": 0.0, "shards": 0}
     results: list[ShardResult] = []
     gossip_result: list[GossipResult] = []
@@ -196,6 +205,11 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
         for check in P.EXHAUSTIVE:
             if check in merged.tallies:
                 report.results.append(_tally_result(merged.tallies[check], trace_dir, report.notes))
+        instruments = judge(merged, picked, max_arity, redeliveries,
+                            [c for c in P.C3_FAMILIES if c in chosen] if canary_plan else [])
+        report.results += instruments.results
+        report.tables += instruments.tables
+        report.notes += instruments.notes
         stopped = fail_fast and _violated(merged.tallies)
         if stopped:
             report.notes.append("--fail-fast: a law was violated in the exhaustive shards; gossip (when it "
@@ -214,7 +228,7 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
                                  "re-deliveries": en.redelivery_count(n, redeliveries)}
                              for n in range(1, max_arity + 1)},
             "shard_costs": merged.shard_costs,
-        }
+        } | instruments.data
         if gossip_task is not None and (gossip_result or not stopped):
             if not gossip_result:           # in process: after the shards, with its own progress
                 gossip_result.append(explore(backend, gossip_u, config, backend_name=name, mutant=mutant,

@@ -29,10 +29,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from modelcheck import canary as canaries
 from modelcheck import properties as P
 from modelcheck import schedules as en
 from modelcheck.backend import Backend
 from modelcheck.checks import Row, Tallies, Tally, UniverseCheck
+from modelcheck.coverage import ScheduleWatcher, Seen
 from modelcheck.gossip import GossipConfig, GossipResult, explore
 from modelcheck.universes import universe as universe_named
 from spec import Check, InputError
@@ -112,8 +114,11 @@ class Shard:
     prefix: tuple[int, ...] = ()
     orderings: int = 0           # C3 schedules it checks (closed forms)
     weight: float = 0.0          # expected cost, in renders (progress, scheduling)
+    canary: str = ""             # a negative control (``modelcheck.canary``), "" for the real check
 
     def describe(self) -> str:
+        if self.canary:
+            return f"canary {self.canary}: {self.universe} N={self.n} prefix {list(self.prefix)}"
         if self.kind == "c3":
             return f"{self.universe} N={self.n} prefix {list(self.prefix)}"
         return f"{self.universe} {self.kind}" + (f" N={self.n}" if self.kind == "bag" else "")
@@ -164,6 +169,20 @@ def plan(universes: Sequence[str], settings: Settings) -> list[Shard]:
     return shards
 
 
+def plan_canaries(settings: Settings, start: int) -> list[Shard]:
+    """The canary shards of a run whose C3 families run (numbered from ``start``, after the
+    plan's): every canary on the canary universe at its arity, split by its prefix length."""
+    if not set(settings.checks) & {c.name for c in P.C3_FAMILIES}:
+        return []
+    out: list[Shard] = []
+    n = canaries.ARITY
+    for name in canaries.NAMES:
+        for p in prefixes(n, canaries.PREFIX_LENGTH[name], settings.redeliveries):
+            count = c3_orderings(n, settings.redeliveries, p)
+            out.append(Shard(start + len(out), canaries.UNIVERSE, "c3", n, p, count, float(count), name))
+    return out
+
+
 @dataclass
 class ShardResult:
     shard: Shard
@@ -174,6 +193,7 @@ class ShardResult:
     seconds: float
     cpu_seconds: float
     worker: str
+    coverage: dict[str, Seen] = field(default_factory=dict)   # per C3 family (``modelcheck.coverage``)
 
 
 @dataclass(frozen=True)
@@ -219,18 +239,24 @@ def perform(backend: Backend, task: Task) -> ShardResult | GossipResult:
     shard = task.shard
     started, cpu = time.perf_counter(), time.process_time()
     tallies = Tallies()
+    selected = s.selected()
+    if shard.canary:
+        backend = canaries.canary_backend(shard.canary, backend, shard.describe())
+        selected = [c for c in selected if c in P.C3_FAMILIES]
     with iteration_order(s.iteration):
         uc = UniverseCheck(backend, universe_named(shard.universe), tallies, backend_name=s.backend_name,
-                           mutant=s.mutant, redeliveries=s.redeliveries, selected=s.selected())
+                           mutant=s.mutant, redeliveries=s.redeliveries, selected=selected)
         row: Row | None = None
         if shard.kind == "c3":
+            uc.watcher = ScheduleWatcher(uc.backend, uc.leaves, shard.describe(), probe=bool(shard.canary))
             row = uc.run_c3(shard.n, shard.prefix)
         elif shard.kind == "bag":
             row = uc.run_bag(shard.n)
         else:
             uc.run_universe(shard.n)
     return ShardResult(shard, dict(tallies), uc.digests, row, uc.renders, time.perf_counter() - started,
-                       time.process_time() - cpu, f"{socket.gethostname()}:{os.getpid()}")
+                       time.process_time() - cpu, f"{socket.gethostname()}:{os.getpid()}",
+                       uc.watcher.report() if uc.watcher is not None else {})
 
 
 _BACKENDS: dict[BackendRecipe, Backend] = {}
@@ -253,12 +279,21 @@ def perform_remote(recipe: BackendRecipe, task: Task) -> ShardResult | GossipRes
 
 @dataclass
 class Merged:
+    """The union of shard results: the real check's, and apart from it each canary's."""
+
     tallies: Tallies
     rows: dict[str, list[Row]]
     renders: int = 0
     cpu_seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     shard_costs: list[dict[str, Any]] = field(default_factory=list)
+    canaries: dict[str, Tallies] = field(default_factory=dict)
+    canary_rows: dict[str, list[Row]] = field(default_factory=dict)
+    # (canary, check name, universe, N) of every set whose shards rendered it differently
+    split: set[tuple[str, str, str, int]] = field(default_factory=set)
+    # (canary, universe, N, C3 family) -> what the shards fed to their renders
+    coverage: dict[tuple[str, str, int, str], Seen] = field(default_factory=dict)
+    unsampled: list[str] = field(default_factory=list)   # C3 shards of which nothing was rebuilt
 
 
 def _add_tally(into: Tallies, t: Tally) -> Tally:
@@ -276,48 +311,60 @@ def _add_tally(into: Tallies, t: Tally) -> Tally:
     return m
 
 
+def _add_row(into: Row, row: Row) -> None:
+    into.permutations += row.permutations
+    into.trees += row.trees
+    into.redeliveries += row.redeliveries
+    into.violations += row.violations
+    into.bag_digests = max(into.bag_digests, row.bag_digests)
+
+
 def merge(results: Iterable[ShardResult], universes: Sequence[str]) -> Merged:
     """The verdict of a run: shard results combined in plan order (completion order is
     irrelevant).  Digests are united per set across shards, so two shards that rendered one set
-    differently (a render that differs between processes) count as a violation."""
+    differently (a render that differs between processes) count as a violation.  Canary shards
+    go through the same union, into their own tallies."""
     ordered = sorted(results, key=lambda r: r.shard.index)
     merged = Merged(Tallies(), {u: [] for u in universes})
-    rows: dict[tuple[str, int], Row] = {}
-    sets: dict[tuple[Check | None, str, int], set[str]] = {}
-    found: dict[tuple[Check, str, int], int] = {}
+    rows: dict[tuple[str, str, int], Row] = {}
+    sets: dict[tuple[str, Check | None, str, int], set[str]] = {}
+    found: dict[tuple[str, Check, str, int], int] = {}
     for r in ordered:
         s = r.shard
+        tallies = merged.canaries.setdefault(s.canary, Tallies()) if s.canary else merged.tallies
         merged.renders += r.renders
         merged.cpu_seconds += r.cpu_seconds
         merged.shard_costs.append({"shard": s.describe(), "kind": s.kind, "n": s.n, "orderings": s.orderings,
                                    "renders": r.renders, "cpu_seconds": round(r.cpu_seconds, 4),
                                    "seconds": round(r.seconds, 4), "worker": r.worker})
         for t in r.tallies.values():
-            _add_tally(merged.tallies, t)
-            found[(t.check, s.universe, s.n)] = found.get((t.check, s.universe, s.n), 0) + t.found
+            _add_tally(tallies, t)
+            found[(s.canary, t.check, s.universe, s.n)] = found.get((s.canary, t.check, s.universe, s.n), 0) + t.found
         for check, digests in r.digests.items():
-            sets.setdefault((check, s.universe, s.n), set()).update(digests)
+            sets.setdefault((s.canary, check, s.universe, s.n), set()).update(digests)
+        for family, seen in r.coverage.items():
+            merged.coverage.setdefault((s.canary, s.universe, s.n, family), Seen()).add(seen)
+        if s.kind == "c3" and r.coverage and not any(seen.sampled for seen in r.coverage.values()):
+            merged.unsampled.append(s.describe())
         if r.row is not None:
-            row = rows.get((s.universe, s.n))
+            row = rows.get((s.canary, s.universe, s.n))
             if row is None:
-                row = rows[(s.universe, s.n)] = Row(s.n)
-                merged.rows[s.universe].append(row)
-            row.permutations += r.row.permutations
-            row.trees += r.row.trees
-            row.redeliveries += r.row.redeliveries
-            row.violations += r.row.violations
-            row.bag_digests = max(row.bag_digests, r.row.bag_digests)
-    for (check, name, n), digests in sets.items():
+                row = rows[(s.canary, s.universe, s.n)] = Row(s.n)
+                (merged.canary_rows.setdefault(s.canary, []) if s.canary else merged.rows[s.universe]).append(row)
+            _add_row(row, r.row)
+    for (canary, check, name, n), digests in sets.items():
         if check is None:
-            rows[(name, n)].canonical_digests = len(digests)
+            rows[(canary, name, n)].canonical_digests = len(digests)
             continue
-        t = merged.tallies[check]
+        t = (merged.canaries[canary] if canary else merged.tallies)[check]
         t.details["max digests per set"] = max(t.details.get("max digests per set", 0), len(digests))
-        if len(digests) > 1 and not found.get((check, name, n)):
+        if len(digests) > 1 and not found.get((canary, check, name, n)):
             t.found += 1
-            merged.notes.append(f"{check.claim} {check.name}: shards rendered the set of universe {name!r} "
-                                f"at N = {n} to {len(digests)} different digests, though each shard saw one: "
-                                "the render differs between processes (no single-process trace exists)")
+            merged.split.add((canary, check.name, name, n))
+            if not canary:
+                merged.notes.append(f"{check.claim} {check.name}: shards rendered the set of universe {name!r} "
+                                    f"at N = {n} to {len(digests)} different digests, though each shard saw one: "
+                                    "the render differs between processes (no single-process trace exists)")
     return merged
 
 

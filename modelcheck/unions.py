@@ -30,6 +30,7 @@ class Leaves:
         self.backend, self.objects = backend, objects
         self._copies: dict[tuple[int, int], Any] = {}
         self._singletons: dict[tuple[int, int], Any] = {}
+        self._labels: dict[int, tuple[int, int]] = {}
 
     def fragment(self, index: int, copy: int) -> Any:
         if copy == 0:
@@ -38,6 +39,14 @@ class Leaves:
         if key not in self._copies:
             self._copies[key] = self.backend.copy(self.objects[index])
         return self._copies[key]
+
+    def labels(self) -> dict[int, tuple[int, int]]:
+        """(index, copy) of every fragment object made so far, keyed by the object's identity
+        (every one of them is kept alive here, so no identity is reused)."""
+        if len(self._labels) != len(self.objects) + len(self._copies):
+            self._labels = {id(obj): (index, 0) for index, obj in self.objects.items()}
+            self._labels |= {id(obj): key for key, obj in self._copies.items()}
+        return self._labels
 
     def singleton(self, index: int, copy: int = 0) -> Any:
         key = (index, copy)

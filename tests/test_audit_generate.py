@@ -107,7 +107,7 @@ def test_the_curated_catalog_applies_to_this_tree():
 
 
 def test_check_applies_names_a_patch_that_does_not_apply(tmp_path):
-    ScratchCopy(tmp_path, packages=("spec", "realstate", "proofs"))
+    ScratchCopy(tmp_path, packages=("spec", "realstate", "proofs", "modelcheck"))
     (tmp_path / "spec/ordering.py").write_text("moved\n")
     problems = check_applies(tmp_path)
     assert problems and all("spec/ordering.py" in p for p in problems)

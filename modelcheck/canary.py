@@ -1,0 +1,144 @@
+"""Negative controls that every ``check`` run sends through its own pipeline.
+
+A checker whose instruments go blind (an enumerator that stops enumerating, shard verdicts that
+are never compared, a union fed in the wrong order) still prints "holds".  So each run plans a
+few extra shards, on one tiny universe, whose backend is the backend under check with one
+mechanic swapped for a known violation of C3; they run on the same engine, through the same
+``UniverseCheck.c3`` with its shared unions and schedule watcher, and their results are merged
+by the same ``shards.merge``.  ``modelcheck.instruments`` then requires each violation to have
+been reported, and fails the run naming the instrument that missed it.
+
+- ``arrival``: the render lays the fragments out in arrival order (first delivery of each
+  content id), one shard holding every schedule of N = 3: every C3 family must report it.
+- ``shards``: the render is correct but salted by the shard it runs in — one digest per shard,
+  so no shard sees a violation and only the union of shard verdicts across shards can; the
+  schedules of N = 3 are split by their first arrival into three shards.
+
+The canary backends keep no state between calls and build nothing the backend under check does
+not build itself."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Iterator, Sequence
+from typing import Any
+
+from modelcheck.backend import Backend, FragmentDesc, Geometry
+from spec import FragmentSet
+
+UNIVERSE = "random"             # distinct fragments whose BagMerge depends on the order
+ARITY = 3
+ARRIVAL, SHARDS = "arrival", "shards"
+NAMES = (ARRIVAL, SHARDS)
+PREFIX_LENGTH = {ARRIVAL: 0, SHARDS: 1}
+WATCHES = {ARRIVAL: "every C3 family's comparison of each schedule's render with the index-order fold",
+           SHARDS: "the union of shard verdicts: digests of one set compared across shards and engines"}
+
+
+class _Forward:
+    """The fragment-level primitives of the backend under check, unchanged."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def build(self, geometry: Geometry, desc: FragmentDesc) -> Any:
+        return self.inner.build(geometry, desc)
+
+    def copy(self, fragment: Any) -> Any:
+        return self.inner.copy(fragment)
+
+    def content_id(self, fragment: Any) -> bytes:
+        return self.inner.content_id(fragment)
+
+    def order_value(self, fragment: Any) -> float:
+        return self.inner.order_value(fragment)
+
+    def order_key(self, fragment: Any) -> bytes:
+        return self.inner.order_key(fragment)
+
+    def order_of(self, fragments: Sequence[Any]) -> list[bytes]:
+        return self.inner.order_of(fragments)
+
+    def bag_digest(self, fragments: Sequence[Any], base: int = 0) -> str:
+        return self.inner.bag_digest(fragments, base)
+
+    def render_as_fragment(self, fragments: Sequence[Any]) -> Any:
+        return self.inner.render_as_fragment(fragments)
+
+
+class Arrivals:
+    """A replica that keeps its fragments in first-delivery order (a re-delivery is a no-op)."""
+
+    __slots__ = ("ids", "fragments")
+
+    def __init__(self, ids: tuple[bytes, ...], fragments: tuple[Any, ...]) -> None:
+        self.ids, self.fragments = ids, fragments
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self.fragments)
+
+
+class ArrivalOrderBackend(_Forward):
+    """Renders BagMerge of the fragments in arrival order: order-dependent, so C3 must fail."""
+
+    def singleton(self, fragment: Any) -> Arrivals:
+        return Arrivals((self.inner.content_id(fragment),), (fragment,))
+
+    def merge(self, a: Arrivals, b: Arrivals) -> Arrivals:
+        known = set(a.ids)
+        new = [(cid, f) for cid, f in zip(b.ids, b.fragments) if cid not in known]
+        return Arrivals(a.ids + tuple(c for c, _ in new), a.fragments + tuple(f for _, f in new))
+
+    def abstract(self, state: Arrivals) -> FragmentSet[bytes]:
+        return FragmentSet.of_ids(state.ids)
+
+    def state_key(self, state: Arrivals) -> Hashable:
+        return frozenset(state.ids)      # order-blind, like a set's: order shows only by iteration
+
+    def render_order(self, state: Arrivals) -> list[bytes]:
+        return list(state.ids)
+
+    def render_digest(self, state: Arrivals, base: int = 0) -> str:
+        return self.inner.bag_digest(list(state.fragments), base)
+
+
+class ShardSaltedBackend(_Forward):
+    """The backend's own states, rendered to a digest of the set salted by the shard: one digest
+    per set in each shard, another in each other shard (a render that differs between
+    processes)."""
+
+    def __init__(self, inner: Backend, salt: str) -> None:
+        super().__init__(inner)
+        self.salt = salt.encode()
+
+    def singleton(self, fragment: Any) -> Any:
+        return self.inner.singleton(fragment)
+
+    def merge(self, a: Any, b: Any) -> Any:
+        return self.inner.merge(a, b)
+
+    def abstract(self, state: Any) -> FragmentSet[bytes]:
+        return self.inner.abstract(state)
+
+    def state_key(self, state: Any) -> Hashable:
+        return self.inner.state_key(state)
+
+    def render_order(self, state: Any) -> list[bytes]:
+        return self.inner.render_order(state)
+
+    def render_digest(self, state: Any, base: int = 0) -> str:
+        h = hashlib.sha256(self.salt + base.to_bytes(8, "little", signed=True))
+        for cid in sorted(self.inner.abstract(state).ids()):
+            h.update(cid)
+        return h.hexdigest()
+
+
+def canary_backend(name: str, inner: Backend, shard: str) -> Backend:
+    """The backend a canary shard runs: ``inner`` with the canary's violation (``shard`` names
+    the shard, the salt of ``shards``)."""
+    if name == ARRIVAL:
+        return ArrivalOrderBackend(inner)  # type: ignore[return-value]
+    if name == SHARDS:
+        return ShardSaltedBackend(inner, shard)  # type: ignore[return-value]
+    raise ValueError(f"unknown canary {name!r}; known: {', '.join(NAMES)}")

@@ -1,0 +1,229 @@
+"""What the C3 enumeration really covered, watched from inside each shard.
+
+The shared unions (``modelcheck.unions``) and the enumerators are trusted by the C3 checks: a
+stale prefix union feeds a render another arrival order than the schedule the checker reports,
+and an enumerator that skips schedules shrinks the search while every render still agrees.
+Neither shows in a verdict, so each shard watches the (schedule, state) pairs on their way to
+the render:
+
+- every schedule is counted, checked to be a schedule of the shard (arity, prefix, each
+  fragment delivered) and checked to be new (no schedule counted twice);
+- on a sample of every shard (its first ``ALWAYS_SAMPLED`` schedules per family, then one in
+  ``SAMPLE_ONE_IN``, pseudo-random but fixed by the shard) the state is rebuilt from nothing —
+  ``backend.merge`` folded over fresh singletons of the schedule's leaves, nothing shared — and
+  the arrival order and state key of the state the render is given are compared with it.
+
+The counts are then held to closed forms written here, independently of the enumerators'
+(``closed_forms``), by ``modelcheck.instruments``.  On canary shards the watcher also proves that
+its comparison can see: it compares each sampled schedule's fresh state with the previous
+schedule's state, which arrived in another order and must be reported different."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from modelcheck.backend import Backend
+from modelcheck.schedules import Expr, Join, Leaf
+from modelcheck.unions import Leaves
+from spec.fragment_set import current_iteration_order, iteration_order
+
+ALWAYS_SAMPLED = 4          # per family and shard: small shards are checked whole
+SAMPLE_ONE_IN = 128         # beyond those, about one schedule in this many
+
+
+# --- closed forms, independent of ``modelcheck.schedules`` -------------------------------------
+
+def _surjections(m: int, k: int) -> int:
+    """Maps of m labelled deliveries onto k fragments using each: k!·S(m, k), with the Stirling
+    number from its recurrence S(m, k) = k·S(m−1, k) + S(m−1, k−1)."""
+    row = [1] + [0] * k              # S(0, j)
+    for _ in range(m):
+        row = [0] + [j * row[j] + row[j - 1] for j in range(1, k + 1)]
+    return math.factorial(k) * row[k]
+
+
+def closed_forms(n: int, redeliveries: int) -> dict[str, int]:
+    """The number of C3 schedules of arity n: n! arrival orders, (2n−2)!/(n−1)! merge trees
+    (leaf orders times tree shapes), and the sequences of n + e deliveries (e = 1..R) that
+    deliver every fragment."""
+    return {"permutations": math.factorial(n),
+            "trees": math.factorial(2 * n - 2) // math.factorial(n - 1),
+            "re-deliveries": sum(_surjections(n + e, n) for e in range(1, redeliveries + 1))}
+
+
+# --- the watcher ------------------------------------------------------------------------------
+
+@dataclass
+class Seen:
+    """What one family of one shard fed to the render."""
+
+    count: int = 0                   # schedules rendered
+    distinct: int = 0                # of them, valid and not seen before in this shard
+    invalid: int = 0                 # not a schedule of this shard (arity, prefix, coverage)
+    repeated: int = 0                # counted twice
+    sampled: int = 0                 # rebuilt from nothing and compared
+    mismatched: int = 0              # fed in another arrival order (or another state) than reported
+    probes: int = 0                  # the comparison's own control (canary shards)
+    probes_seen: int = 0
+    first_mismatch: str = ""
+
+    def add(self, other: Seen) -> None:
+        for name in ("count", "distinct", "invalid", "repeated", "sampled", "mismatched", "probes",
+                     "probes_seen"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.first_mismatch = self.first_mismatch or other.first_mismatch
+
+
+def leaves_in_order(expr: Expr) -> list[Leaf]:
+    """The deliveries of a schedule, left to right (written here, not borrowed from the
+    enumerators it checks)."""
+    if isinstance(expr, Leaf):
+        return [expr]
+    return leaves_in_order(expr.left) + leaves_in_order(expr.right)
+
+
+class Signatures:
+    """Whether each key of one family of one shard is a schedule of it, and a hashable identity
+    (equal for equal schedules only).  A key is an arrival sequence (its copies numbered in
+    arrival order by construction; it is its own identity) or a merge tree (each fragment
+    delivered once, copy 0).  A tree's identity is its two sides' numbers in a table of the
+    distinct subtrees seen: the enumeration shares subtree objects between the trees of one leaf
+    order, so each is numbered once and a tree costs two look-ups."""
+
+    def __init__(self, n: int, prefix: Sequence[int], extra: int | None) -> None:
+        self.n, self.prefix, self.extra = n, tuple(prefix), extra
+        self.full = frozenset(range(n))
+        self._parts: dict[int, tuple[Expr, int, tuple[int, ...], bool]] = {}   # by id (object kept)
+        self._numbers: dict[tuple[int, int, int], int] = {}
+        self._valid: dict[tuple[int, ...], bool] = {}
+
+    def of(self, key: Any) -> tuple[bool, Hashable]:
+        """(is a schedule of this family and shard, identity)."""
+        if isinstance(key, tuple):
+            return self.valid(key), key
+        if isinstance(key, Leaf):
+            number, indices, once = self._part(key)
+            return once and self.valid(indices), (-1, number)
+        (ln, li, lo), (rn, ri, ro) = self._part(key.left), self._part(key.right)  # the root is never kept
+        return lo and ro and self.valid(li + ri), (ln, rn)
+
+    def valid(self, indices: tuple[int, ...]) -> bool:
+        """Starts with the prefix, delivers every fragment, has the family's repeats."""
+        ok = self._valid.get(indices)
+        if ok is None:
+            repeats = len(indices) - self.n
+            ok = (indices[:len(self.prefix)] == self.prefix and set(indices) == self.full
+                  and (repeats == self.extra if self.extra is not None else repeats >= 1))
+            if len(self._valid) < 100_000:
+                self._valid[indices] = ok
+        return ok
+
+    def _part(self, expr: Expr) -> tuple[int, tuple[int, ...], bool]:
+        """(number of the subtree, its leaves' indices, whether every leaf is copy 0)."""
+        hit = self._parts.get(id(expr))
+        if hit is not None and hit[0] is expr:
+            return hit[1], hit[2], hit[3]
+        if isinstance(expr, Leaf):
+            shape, indices, once = (0, expr.index, expr.copy), (expr.index,), expr.copy == 0
+        else:
+            (ln, li, lo), (rn, ri, ro) = self._part(expr.left), self._part(expr.right)
+            shape, indices, once = (1, ln, rn), li + ri, lo and ro
+        number = self._numbers.setdefault(shape, len(self._numbers))
+        self._parts[id(expr)] = (expr, number, indices, once)
+        return number, indices, once
+
+
+def arrival(backend: Backend, leaves: Leaves, state: Any) -> tuple[Any, ...]:
+    """What a render is given, as far as order goes: the state's items in arrival order, each as
+    the (index, copy) of the fragment object it is (None for an item that is not one), and the
+    state's key.  A state that cannot be iterated shows its key only."""
+    labels = leaves.labels()
+    try:
+        if current_iteration_order() == "arrival":
+            order = tuple(labels.get(id(item)) for item in state)
+        else:
+            with iteration_order("arrival"):
+                order = tuple(labels.get(id(item)) for item in state)
+    except TypeError:
+        order = ()
+    return order, backend.state_key(state)
+
+
+def from_scratch(backend: Backend, leaves: Leaves, expr: Expr) -> Any:
+    """The state of ``expr`` built from nothing: a fresh singleton per leaf (of the same fragment
+    object the shared unions use), folded by ``backend.merge``."""
+    if isinstance(expr, Leaf):
+        return backend.singleton(leaves.fragment(expr.index, expr.copy))
+    assert isinstance(expr, Join)
+    return backend.merge(from_scratch(backend, leaves, expr.left), from_scratch(backend, leaves, expr.right))
+
+
+@dataclass
+class ScheduleWatcher:
+    """Watches the C3 families of one shard (``UniverseCheck.c3`` hands it each family's pairs)."""
+
+    backend: Backend
+    leaves: Leaves
+    salt: str                        # the shard: fixes which schedules are sampled
+    probe: bool = False              # also run the comparison's own control (canary shards)
+    seen: dict[str, Seen] = field(default_factory=dict)
+
+    def watch(self, family: str, n: int, prefix: Sequence[int], to_expr: Callable[[Any], Expr],
+              pairs: Iterator[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
+        """``pairs`` unchanged, each one counted and a sample rebuilt and compared on the way."""
+        seen = self.seen.setdefault(family, Seen())
+        keys: set[Hashable] = set()
+        of, add = Signatures(n, prefix, None if family == "re-deliveries" else 0).of, keys.add
+        chance = random.Random(f"{self.salt}/{family}/{n}/{list(prefix)}")
+        count = invalid = next_sample = 0
+        previous: Any = None
+        try:
+            for key, state in pairs:
+                valid, identity = of(key)
+                if valid:
+                    add(identity)
+                else:
+                    invalid += 1
+                if count == next_sample:
+                    expr = to_expr(key)
+                    self._compare(seen, expr, state, previous)
+                    previous = (expr, state)
+                    next_sample = count + 1
+                    if next_sample >= ALWAYS_SAMPLED:
+                        next_sample += int(chance.expovariate(1 / SAMPLE_ONE_IN))
+                elif self.probe:
+                    previous = (to_expr(key), state)
+                count += 1
+                yield key, state
+        finally:   # also when the consumer stops early
+            seen.count += count
+            seen.invalid += invalid
+            seen.distinct += len(keys)
+            seen.repeated += count - invalid - len(keys)
+
+    def _compare(self, seen: Seen, expr: Expr, state: Any, previous: tuple[Expr, Any] | None) -> None:
+        fresh = arrival(self.backend, self.leaves, from_scratch(self.backend, self.leaves, expr))
+        seen.sampled += 1
+        if arrival(self.backend, self.leaves, state) != fresh:
+            seen.mismatched += 1
+            seen.first_mismatch = seen.first_mismatch or _render(expr)
+        if self.probe and previous is not None and _first_arrivals(previous[0]) != _first_arrivals(expr):
+            seen.probes += 1
+            seen.probes_seen += arrival(self.backend, self.leaves, previous[1]) != fresh
+
+    def report(self) -> dict[str, Seen]:
+        return self.seen
+
+
+def _first_arrivals(expr: Expr) -> list[int]:
+    return list(dict.fromkeys(leaf.index for leaf in leaves_in_order(expr)))
+
+
+def _render(expr: Expr) -> str:
+    if isinstance(expr, Leaf):
+        return f"{expr.index}" + "'" * expr.copy
+    return f"({_render(expr.left)} {_render(expr.right)})"

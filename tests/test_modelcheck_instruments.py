@@ -1,0 +1,134 @@
+"""The checker's instruments prove in each run that they could see: canaries through the run's
+own shards, coverage counts held to closed forms, and a from-scratch sample of what each render
+is fed.  Here on the pure-Python reference backend (fast); the source-level plants that the
+product's own command must catch are in ``audit.curated`` (run by test_planted_in_source)."""
+
+from __future__ import annotations
+
+import pytest
+
+import modelcheck
+from modelcheck import canary, coverage, unions
+from modelcheck import properties as P
+from modelcheck import schedules as en
+from modelcheck.instruments import judge
+from modelcheck.reference import ReferenceBackend
+from modelcheck.schedules import Join, Leaf
+from modelcheck.shards import Settings, ShardTask, merge, perform, plan, plan_canaries
+from modelcheck.universes import select
+from spec import Outcome
+
+SMALL = dict(max_arity=3, universes=["ties"], gossip=False, trace_dir=None)
+
+
+def rows(report) -> dict[str, object]:
+    return {r.check: r for r in report.results}
+
+
+def test_the_closed_forms_agree_with_the_enumerators_and_with_counting():
+    for n in range(1, 8):
+        for r in range(0, 4):
+            forms = coverage.closed_forms(n, r)
+            assert forms["permutations"] == en.permutation_count(n)
+            assert forms["trees"] == en.tree_count(n)
+            assert forms["re-deliveries"] == en.redelivery_count(n, r) == en.multinomial_redelivery_count(n, r)
+    for n in range(1, 5):
+        forms = coverage.closed_forms(n, 2)
+        assert forms["trees"] == sum(1 for _ in en.merge_trees(n))
+        assert forms["re-deliveries"] == sum(1 for _ in en.redeliveries(n, 2))
+
+
+@pytest.mark.parametrize("iteration", ["arrival", "id", "shuffled"])
+def test_every_run_reports_its_canaries_and_coverage(iteration):
+    report = modelcheck.run(ReferenceBackend(), **SMALL, workers=1, iteration=iteration)
+    found = rows(report)
+    for check in P.INSTRUMENTS:
+        assert found[check.name].outcome is Outcome.HOLDS, found[check.name].figure
+    assert report.data["canary"]["arrival"]["seen"] and report.data["canary"]["shards"]["seen"]
+    cells = report.data["coverage"]["cells"]
+    assert all(c["exact"] for c in cells)
+    assert {(c["canary"], c["n"]) for c in cells} == {(None, 1), (None, 2), (None, 3), ("arrival", 3), ("shards", 3)}
+    assert report.data["coverage"]["sampled"] > 0 and report.data["coverage"]["controls_seen"] > 0
+    titles = [t.title for t in report.tables]
+    assert any("coverage" in t for t in titles) and any("canaries" in t for t in titles)
+    # the canaries' violations stay out of the real verdict
+    assert all(r.outcome is Outcome.HOLDS for r in report.results)
+
+
+def _results(drop: str = "") -> tuple[list, Settings]:
+    settings = Settings(3, 1, "arrival", tuple(c.name for c in P.ALL), "reference", None)
+    shard_plan = plan(["ties"], settings)
+    tasks = shard_plan + plan_canaries(settings, len(shard_plan))
+    backend = ReferenceBackend()
+    return [perform(backend, ShardTask(settings, s)) for s in tasks if not (drop and s.canary == drop)], settings
+
+
+@pytest.mark.parametrize("lost, row", [("arrival", P.CANARY_ARRIVAL), ("shards", P.CANARY_SHARDS)])
+def test_a_canary_that_is_not_reported_fails_the_run_naming_the_blind_instrument(lost, row):
+    results, _ = _results(drop=lost)
+    judged = judge(merge(results, ["ties"]), select(["ties"]), 3, 1, list(P.C3_FAMILIES))
+    by_name = {r.check: r for r in judged.results}
+    assert by_name[row.name].outcome is Outcome.FAILS and "BLIND" in by_name[row.name].figure
+    assert any(n.startswith("instrument went blind") and canary.WATCHES[lost] in n for n in judged.notes)
+    # its shards' counts are missing too: the coverage row says so
+    assert by_name[P.COVERAGE_COUNTS.name].outcome is Outcome.FAILS
+
+
+def test_a_stale_prefix_union_is_seen_by_the_from_scratch_sample(monkeypatch):
+    """The prefix of the previous arrival sequence reused whenever it holds the same deliveries:
+    every render agrees (the union is the same set), only the sample sees the wrong order."""
+    monkeypatch.setattr(unions, "_common", lambda a, b: max(
+        (k for k in range(min(len(a), len(b))) if sorted(a[:k]) == sorted(b[:k])), default=0))
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))
+    assert found[P.COVERAGE_ARRIVAL.name].outcome is Outcome.FAILS
+    assert "fed in another arrival order" in found[P.COVERAGE_ARRIVAL.name].figure
+    assert found[P.PERMUTATIONS.name].outcome is Outcome.HOLDS     # the search itself passes
+
+
+def test_the_comparison_fails_when_it_cannot_see_an_order(monkeypatch):
+    """A comparison blind to arrival order (sorted items) passes the stale union above; its own
+    control on the canary shards reports it."""
+    real = coverage.arrival
+
+    def sorted_items(b, leaves, state):
+        order, key = real(b, leaves, state)
+        return tuple(sorted(order, key=repr)), key
+
+    monkeypatch.setattr(coverage, "arrival", sorted_items)
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))
+    assert found[P.COVERAGE_ARRIVAL.name].outcome is Outcome.FAILS
+    assert "BLIND" in found[P.COVERAGE_ARRIVAL.name].figure
+
+
+def test_a_schedule_is_counted_once_and_only_when_it_belongs_to_the_shard():
+    trees = coverage.Signatures(3, (1,), 0)
+    valid, identity = trees.of(Join(Join(Leaf(1), Leaf(0)), Leaf(2)))
+    assert valid and identity == trees.of(Join(Join(Leaf(1), Leaf(0)), Leaf(2)))[1]      # equal trees, one identity
+    assert identity != trees.of(Join(Leaf(1), Join(Leaf(0), Leaf(2))))[1]                 # the shape counts
+    assert not trees.of(Join(Join(Leaf(0), Leaf(1)), Leaf(2)))[0]                         # another prefix
+    assert not trees.of(Join(Join(Leaf(1), Leaf(0, 1)), Leaf(2)))[0]                      # a copy in a tree
+    assert not coverage.Signatures(3, (), 0).of((0, 1))[0]                                # misses fragment 2
+    assert coverage.Signatures(2, (), None).of((0, 1, 0))[0]
+    assert not coverage.Signatures(2, (), None).of((0, 1))[0]                             # no repeat
+    backend, u = ReferenceBackend(), select(["ties"])[0]
+    leaves = unions.Leaves(backend, {i: backend.build(u.geometry, d) for i, d in enumerate(u.fragments)})
+    watcher = coverage.ScheduleWatcher(backend, leaves, "test")
+    pairs = list(unions.comb_states(backend, leaves, 3, 0))
+    list(watcher.watch("permutations", 3, (), en.sequence, iter(pairs + pairs[:2])))
+    seen = watcher.seen["permutations"]
+    assert (seen.count, seen.distinct, seen.repeated, seen.invalid, seen.mismatched) == (8, 6, 2, 0, 0)
+    tree_pairs = list(unions.tree_states(backend, leaves, 3))
+    list(watcher.watch("trees", 3, (), lambda e: e, iter(tree_pairs + tree_pairs[-1:])))
+    seen = watcher.seen["trees"]
+    assert (seen.count, seen.distinct, seen.repeated, seen.invalid, seen.mismatched) == (13, 12, 1, 0, 0)
+
+
+def test_an_instrument_alone_runs_the_search_it_watches():
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1, checks=[P.CANARY_ARRIVAL]))
+    assert found[P.CANARY_ARRIVAL.name].outcome is Outcome.HOLDS
+    assert P.PERMUTATIONS.name in found
+
+
+def test_a_run_without_c3_has_no_instrument_rows():
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1, checks=[P.PAIRS]))
+    assert not set(found) & {c.name for c in P.INSTRUMENTS}
