@@ -3,12 +3,12 @@
 Kept apart from the search (``checks``, ``gossip``, ``randomized``), as stateright keeps
 ``Property::always``/``sometimes`` apart from the model: the search only counts cases and
 violations or witnesses against these declarations, and ``spec.registered("modelcheck")`` is the
-index of what this part checks.  The rows in which each run checks its own instruments are
-declared here too, outside that index (``INSTRUMENTS``)."""
+index of what this part checks, the rows in which each run checks its own instruments
+(``INSTRUMENTS``) included."""
 
 from __future__ import annotations
 
-from spec import Check, Expect, register
+from spec import Expect, register
 
 PART = "modelcheck"
 ALWAYS, SOMETIMES = Expect.ALWAYS, Expect.SOMETIMES
@@ -66,24 +66,22 @@ GOSSIP_FAIR = register(
     "C7", PART, "gossip: fair exchange converges", ALWAYS,
     "from every reachable state, a fair exchange brings every replica to the render of the union")
 
-# The instruments' own rows: each run proves that its C3 search could see (``modelcheck.instruments``).
-# Declared under C3, whose search they watch, but not entered in spec's registry: the registry is
-# the index of evidence about the claims (and the claim tables generated from it), while these rows
-# are evidence about the checker itself.
-CANARY_ARRIVAL = Check(
+# The instruments' own rows: each run proves that its C3 search could see (``modelcheck.instruments``),
+# registered under C3, whose search they watch.
+CANARY_ARRIVAL = register(
     "C3", PART, "canary: order-by-arrival render is caught", ALWAYS,
     "a negative control sent through the run's own shards, engine, shared unions and verdict "
     "merging — a render that lays fragments out in arrival order, on a tiny universe — is "
     "reported as a C3 violation by every C3 family that ran")
-CANARY_SHARDS = Check(
+CANARY_SHARDS = register(
     "C3", PART, "canary: a render that differs between shards is caught", ALWAYS,
     "a negative control whose render is constant within each shard but differs between shards is "
     "reported by the union of shard verdicts (digests of one set compared across shards)")
-COVERAGE_COUNTS = Check(
+COVERAGE_COUNTS = register(
     "C3", PART, "coverage: schedules checked = closed-form count", ALWAYS,
     "per universe and N, the distinct valid permutations, merge trees and re-delivery patterns "
     "rendered equal n!, (2n-2)!/(n-1)! and the surjection counts, computed independently")
-COVERAGE_ARRIVAL = Check(
+COVERAGE_ARRIVAL = register(
     "C3", PART, "coverage: arrival order fed = schedule (from-scratch sample)", ALWAYS,
     "on a sample of every shard, the state each render is given equals the schedule's state "
     "rebuilt from nothing (arrival order and state key), and the comparison sees a control")
