@@ -53,7 +53,7 @@ class ArityRow:
     n: int
     permutations: int = 0
     canonical_digests: set[str] = field(default_factory=set)
-    bag_digests: set[str] = field(default_factory=set)
+    bag_digests: int = 0  # distinct BagMerge digests over the delivery orders
     trees: int = 0
     tree_digests: set[str] = field(default_factory=set)
     tree_violations: int = 0
