@@ -124,6 +124,12 @@ class Check:
             raise ValueError(f"check {self.name!r}: part {self.part!r} is not listed as checking "
                              f"{self.claim} (checked_by = {claim(self.claim).checked_by})")
 
+    def in_part(self, part: str) -> Check:
+        """The same declaration as reported by another of its parts (see ``register``)."""
+        if part not in _PARTS.get((self.part, self.name), ()):
+            raise ValueError(f"check {self.name!r} is not declared for part {part!r}")
+        return _REGISTRY[(part, self.name)]
+
     def result(self, outcome: Outcome, figure: str, seconds: float = 0.0, **details: Any) -> ClaimResult:
         """A row decided by the caller (provers, which report proved/refuted/unknown themselves)."""
         return ClaimResult(self.claim, self.part, self.name, outcome, figure, seconds,
@@ -161,15 +167,34 @@ class Check:
 
 
 _REGISTRY: dict[tuple[str, str], Check] = {}
+_PARTS: dict[tuple[str, str], tuple[str, ...]] = {}   # (part, name) -> every part of its declaration
 
 
-def register(claim_id: str, part: str, name: str, expect: Expect, statement: str) -> Check:
-    """Declare a check; re-registering the same (part, name) must give the same declaration."""
-    check = Check(claim_id, part, name, Expect(expect), statement)
-    known = _REGISTRY.setdefault((part, name), check)
-    if known != check:
-        raise ValueError(f"check {part}/{name} is registered twice with different declarations")
-    return check
+def register(claim_id: str, parts: str | tuple[str, ...], name: str, expect: Expect, statement: str) -> Check:
+    """Declare a check, once, with every part that runs it (one part, or a tuple of parts that
+    share the check: they run the same search and report it in the same words).  Returns the
+    first part's ``Check``; ``Check.in_part`` gives the others.
+
+    Re-registering the same declaration is harmless; the same (part, name) with other words, or
+    the same words declared again separately for another part, is an error: a check shared by
+    several parts is declared once with all of them."""
+    named = (parts,) if isinstance(parts, str) else tuple(parts)
+    if not named or len(set(named)) != len(named):
+        raise ValueError(f"check {name!r}: parts must be one or more distinct part names, not {parts!r}")
+    checks = [Check(claim_id, part, name, Expect(expect), statement) for part in named]
+    for check in checks:
+        known = _REGISTRY.get((check.part, name))
+        if known is not None and (known != check or _PARTS[(check.part, name)] != named):
+            raise ValueError(f"check {check.part}/{name} is registered twice with different declarations")
+        twin = next((c for c in _REGISTRY.values() if c.part not in named and c.name == name
+                     and (c.claim, c.expect, c.statement) == (claim_id, check.expect, statement)), None)
+        if twin is not None:
+            raise ValueError(f"check {name!r} is declared separately for {twin.part} and {check.part} in the same "
+                             f"words: declare it once with both parts")
+    for check in checks:
+        _REGISTRY[(check.part, name)] = check
+        _PARTS[(check.part, name)] = named
+    return checks[0]
 
 
 def registered(part: str | None = None, claim_id: str | None = None) -> list[Check]:
