@@ -8,7 +8,7 @@ import proofs.catalog  # noqa: F401
 import realstate.bench.properties  # noqa: F401
 import realstate.processes.properties  # noqa: F401
 import realstate.replay.properties  # noqa: F401
-from spec import CLAIMS, Check, Expect, Outcome, register, registered
+from spec import CLAIMS, Check, Expect, Outcome, declared_in, register, registered
 
 
 def test_every_part_a_claim_names_registers_a_check_for_it():
@@ -38,20 +38,20 @@ def test_no_two_parts_declare_a_check_separately_in_the_same_words():
     shared = {words: parts for words, parts in seen.items() if len(parts) > 1}
     for (claim_id, name, _, _), parts in shared.items():
         first = next(c for c in registered(parts[0], claim_id) if c.name == name)
-        assert all(first.in_part(p).part == p for p in parts), (name, parts)
+        assert all(declared_in(first, p).part == p for p in parts), (name, parts)
     bag = ("C4", "BagMerge re-delivery", "sometimes", "some re-delivered copy changes the BagMerge bytes")
     assert shared[bag] == ["modelcheck", "realstate"]
     with pytest.raises(ValueError, match="declare it once"):
         register("C4", "proofs", bag[1], Expect.SOMETIMES, bag[3])
     with pytest.raises(ValueError, match="not declared for part"):
-        next(c for c in registered("modelcheck") if c.name == "permutations").in_part("realstate")
+        declared_in(next(c for c in registered("modelcheck") if c.name == "permutations"), "realstate")
 
 
 def test_the_replay_reports_the_shared_declaration_under_its_own_part():
     import modelcheck.properties as mc
     import realstate.replay.properties as rs
 
-    assert rs.BAG_REDELIVERY is mc.BAG_REDELIVERY.in_part("realstate")
+    assert rs.BAG_REDELIVERY is declared_in(mc.BAG_REDELIVERY, "realstate")
     assert rs.BAG_REDELIVERY.tally(3, 1, "re-deliveries").part == "realstate"
     assert mc.BAG_REDELIVERY.tally(3, 1, "re-deliveries").part == "modelcheck"
     # declaring it again, in one call with the same parts, is the same declaration
