@@ -28,7 +28,7 @@ RENDER, ENGINE, FRAGMENT = "realstate/kernel/render.py", "realstate/kernel/engin
 ROPE, ORDER_VALUE, FINGERPRINT = "realstate/kernel/rope.py", "realstate/kernel/order_value.py", "realstate/kernel/fingerprint.py"
 SPEC_ORDERING, SPEC_SET = "spec/ordering.py", "spec/fragment_set.py"
 FUSED = "realstate/kernel/fused.py"
-UNIONS, SHARDS, CHECKS = "modelcheck/unions.py", "modelcheck/shards.py", "modelcheck/checks.py"
+UNIONS, SHARDS, CHECKS = "modelcheck/unions.py", "modelcheck/shards.py", "modelcheck/order_checks.py"
 COMMON_PREFIX = "    k = 0\n    for x, y in zip(a, b):\n        if x != y:\n            break\n        k += 1\n    return k"
 
 SORTED_LAYOUT = "        layouts.append(layout(engine.order(members), base))"

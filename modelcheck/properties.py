@@ -40,8 +40,9 @@ RANDOMIZED = register(
 BAG_ORDER = register(
     "C4", PART, "BagMerge order dependence", SOMETIMES,
     "some set has two delivery orders whose BagMerge bytes differ")
+# the replay runs this search on its agents' fragments and reports it in the same words
 BAG_REDELIVERY = register(
-    "C4", PART, "BagMerge re-delivery", SOMETIMES,
+    "C4", (PART, "realstate"), "BagMerge re-delivery", SOMETIMES,
     "some re-delivered copy changes the BagMerge bytes")
 PAIRS = register(
     "C6", PART, "N = 2 equals a BagMerge order", ALWAYS,

@@ -14,6 +14,7 @@ from spec.claims import (
     Expect,
     Outcome,
     claim,
+    declared_in,
     exit_code_for,
     register,
     registered,
@@ -41,6 +42,7 @@ from spec.report import PartReport, Progress, Table, no_progress
 
 __all__ = [
     "CLAIMS",
+    "declared_in",
     "Check",
     "Expect",
     "CONTENT_ID_BYTES",

@@ -163,13 +163,13 @@ class Check:
 _REGISTRY: dict[tuple[str, str], Check] = {}
 
 
-def register(claim_id: str, part: str, name: str, expect: Expect, statement: str) -> Check:
-    """Declare a check; re-registering the same (part, name) must give the same declaration."""
-    check = Check(claim_id, part, name, Expect(expect), statement)
-    known = _REGISTRY.setdefault((part, name), check)
-    if known != check:
-        raise ValueError(f"check {part}/{name} is registered twice with different declarations")
-    return check
+def register(claim_id: str, parts: str | tuple[str, ...], name: str, expect: Expect, statement: str) -> Check:
+    """Declare a check once, with every part that runs it (``_declare`` says what is refused);
+    returns the first part's ``Check`` (``declared_in`` gives the others)."""
+    checks = _declare(claim_id, (parts,) if isinstance(parts, str) else tuple(parts), name, Expect(expect), statement)
+    for check in checks:
+        _REGISTRY[(check.part, name)] = check
+    return checks[0]
 
 
 def registered(part: str | None = None, claim_id: str | None = None) -> list[Check]:
@@ -210,3 +210,37 @@ def exit_code_for(results: Iterable[ClaimResult]) -> int:
     if Outcome.NOT_BUILT in outcomes:
         return 2
     return 0
+
+
+# --- checks shared by several parts -----------------------------------------------------------
+
+_PARTS: dict[tuple[str, str], tuple[str, ...]] = {}   # (part, name) -> every part of its declaration
+
+
+def _declare(claim_id: str, parts: tuple[str, ...], name: str, expect: Expect, statement: str) -> list[Check]:
+    """One ``Check`` per part of a declaration.  Parts that share a check run the same search and
+    report it in the same words, so they declare it once, together: re-registering the same
+    declaration is harmless; the same (part, name) with other words or other parts, or the same
+    words declared separately for another part, is refused."""
+    if not parts or len(set(parts)) != len(parts):
+        raise ValueError(f"check {name!r}: parts must be one or more distinct part names, not {parts!r}")
+    checks = [Check(claim_id, part, name, expect, statement) for part in parts]
+    for check in checks:
+        known = _REGISTRY.get((check.part, name))
+        if known is not None and (known != check or _PARTS[(check.part, name)] != parts):
+            raise ValueError(f"check {check.part}/{name} is registered twice with different declarations")
+        twin = next((c for c in _REGISTRY.values() if c.part not in parts and c.name == name
+                     and (c.claim, c.expect, c.statement) == (claim_id, expect, statement)), None)
+        if twin is not None:
+            raise ValueError(f"check {name!r} is declared separately for {twin.part} and {check.part} in the "
+                             "same words: declare it once with both parts")
+    for check in checks:
+        _PARTS[(check.part, name)] = parts
+    return checks
+
+
+def declared_in(check: Check, part: str) -> Check:
+    """The same declaration as another of its parts reports it (``register`` with several parts)."""
+    if part not in _PARTS.get((check.part, check.name), ()):
+        raise ValueError(f"check {check.name!r} is not declared for part {part!r}")
+    return _REGISTRY[(part, check.name)]

@@ -185,3 +185,29 @@ def test_run_validates_its_bounds():
                    {"universes": ["nope"]}, {"replicas": 1}, {"fragments": 9}):
         with pytest.raises(InputError):
             modelcheck.run(REF, **kwargs)
+
+
+def test_a_held_universe_is_searched_like_its_data_and_counted_without_traces():
+    """The replay's route: fragments the caller holds, not descriptions.  The same search finds
+    the same violations on them; with no descriptions to write, nothing is traced."""
+    from modelcheck.checks import INTERLEAVED, HeldUniverse
+
+    u = universe("ties")
+    bug = plant(REF, "order-by-arrival")
+    held = HeldUniverse("held", tuple(bug.build(u.geometry, d) for d in u.fragments[:3]))
+    counts = {}
+    for name, subject in (("data", u), ("held", held)):
+        tallies = Tallies()
+        uc = UniverseCheck(bug, subject, tallies, backend_name="reference", mutant="order-by-arrival")
+        row = uc.run_c3(3)
+        counts[name] = (row.permutations, row.trees, row.redeliveries, row.violations,
+                        {c.name: (t.checked, t.found) for c, t in tallies.items()})
+        assert bool(traces := [t for x in tallies.values() for t in x.traces]) == (name == "data"), traces
+    assert counts["data"] == counts["held"] and counts["held"][3] > 0
+    # BagMerge re-delivery in every interleaving of the copy (the replay's count) or appended
+    for copies, expected in ((INTERLEAVED, en.redelivery_count(3, 1)), ("appended", 3)):
+        tallies = Tallies()
+        uc = UniverseCheck(REF, held, tallies, backend_name="reference", mutant=None, bag_copies=copies)
+        uc.c4(3, Row(3))
+        (bag_redelivery,) = [t for c, t in tallies.items() if c.name == "BagMerge re-delivery"]
+        assert bag_redelivery.checked == expected and bag_redelivery.found == expected

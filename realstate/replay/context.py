@@ -13,7 +13,6 @@ from typing import Any
 
 import torch
 
-from modelcheck import schedules as en
 from realstate.kernel.engine import Engine
 from realstate.kernel.fragment import Fragment
 from realstate.kernel.render import (
@@ -53,7 +52,7 @@ class ArityRow:
     n: int
     permutations: int = 0
     canonical_digests: set[str] = field(default_factory=set)
-    bag_digests: set[str] = field(default_factory=set)
+    bag_digests: int = 0  # distinct BagMerge digests over the delivery orders
     trees: int = 0
     tree_digests: set[str] = field(default_factory=set)
     tree_violations: int = 0
@@ -98,16 +97,6 @@ class Replay:
         for f in sequence[1:]:
             state = state.merge(self.engine.collect([f]))
         return state
-
-    def delivered(self, leaf: en.Leaf, fragments: Sequence[Fragment]) -> Fragment:
-        """The first delivery is the object itself; a re-delivery is a copy with equal bytes."""
-        return fragments[leaf.index] if leaf.copy == 0 else fragments[leaf.index].copy()
-
-    def state_of_schedule(self, expr: en.Expr, fragments: Sequence[Fragment]) -> Any:
-        """Evaluate a modelcheck schedule (merge tree over deliveries) with the engine's merge."""
-        if isinstance(expr, en.Leaf):
-            return self.engine.collect([self.delivered(expr, fragments)])
-        return self.state_of_schedule(expr.left, fragments).merge(self.state_of_schedule(expr.right, fragments))
 
     def render(self, state: Any, n: int | None = None) -> Rendered:
         """The canonical render of ``state``; with ``n`` (the state holds the first n agents'

@@ -19,7 +19,7 @@ from spec import (
 
 def row_json(r: ArityRow) -> dict[str, Any]:
     return {"n": r.n, "permutations": r.permutations, "canonical_digests": sorted(r.canonical_digests),
-            "bag_digests": len(r.bag_digests), "trees": r.trees, "tree_digests": len(r.tree_digests),
+            "bag_digests": r.bag_digests, "trees": r.trees, "tree_digests": len(r.tree_digests),
             "redeliveries": r.redeliveries, "redelivery_canonical_changed": r.redelivery_canonical_changed,
             "bag_redeliveries": r.bag_redeliveries, "redelivery_bag_changed": r.redelivery_bag_changed,
             "canonical_continuations": len(r.canonical_continuations),
