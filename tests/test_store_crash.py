@@ -57,6 +57,7 @@ def test_a_store_step_hook_sees_every_write_and_rename(tmp_path: Path) -> None:
     assert steps.count("block written") >= 2
 
 
+@pytest.mark.audit  # the soak command catches both in a default test (tests/test_soak.py)
 @pytest.mark.parametrize("patch, says", [
     pytest.param(FINAL_NAME, "torn file under the final name", id="write-under-final-name"),
     pytest.param(INVERTED_CLEAN, "a live writer's temporary was removed", id="inverted-clean-age")])
