@@ -31,7 +31,7 @@ ARRIVAL_ORDER = Patch(  # the render keeps arrival order: a replica's bytes depe
     "        return _Arrival({f.content_id: f for f in [*self, *other]}.values())\n")
 
 BLIND_COMPARISON = Patch(  # each rank's verdict against itself, merged per rank: a disagreement never shows
-    "realstate/processes/replicate/compare.py",
+    "realstate/processes/replicate/agreement.py",
     "    agree = len(digests) == 1 and len(sets) == 1 and len(gathered) == 1 and set(next(iter(gathered))) == digests\n"
     "    matches_launcher = digests == {launcher_digest}\n",
     "    agree = all(r[\"digest\"] == r[\"gathered_digests\"][r[\"rank\"]] for r in results)\n"

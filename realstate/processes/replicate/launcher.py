@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from realstate.processes import properties as P
-from realstate.processes.replicate.compare import compare_ranks, distinct_orders
+from realstate.processes.replicate.agreement import compare_ranks, distinct_orders
 from spec import ArgumentError, InputError, Outcome, PartReport, Progress, Table, no_progress
 from spec.arguments import integer, number, seed
 from spec.interrupts import deferred_interrupts, start_forkserver_without_interrupts
