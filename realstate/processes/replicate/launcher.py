@@ -189,7 +189,7 @@ def _report(settings: ReplicateSettings, source: str, count: int, launcher_diges
     canary = compare_ranks([r["canary"] for r in results], launcher_digest)
     orders, needed = distinct_orders(results, count)
     data["canary"] = {"rank": settings.ranks - 1, "base": 1, "seen": not canary.holds,
-                      "digests": sorted(canary.digests)}
+                      "digests": sorted(canary.digests), "seconds": max(r["canary"]["seconds"] for r in results)}
     data["delivery_orders"] = {"distinct": orders, "needed": needed}
     rows = [
         P.REPLICATE.holds_if(real.holds, figure, seconds, digests=sorted(real.digests), sets=sorted(real.sets),

@@ -26,6 +26,7 @@ import math
 import random
 import signal
 import sys
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -189,8 +190,10 @@ def _replay(job: RankJob, device: torch.device) -> dict[str, Any]:
     digests = _all_gather_bytes(digest, device, job.world)
     sets = _all_gather_bytes(set_digest, device, job.world)
     # 4. the canary round: the last rank renders differently, everyone gathers again
+    started = time.perf_counter()
     canary = bytes.fromhex(canonical_render(members, 1, engine).digest()) if job.rank == job.world - 1 else digest
     canaries = _all_gather_bytes(canary, device, job.world)
+    canary_seconds = time.perf_counter() - started
     return {"rank": job.rank, "backend": job.backend, "device": str(device), "deliveries": len(deliveries),
             "applied": applied, "redeliveries": sum(k == REDELIVERY for _, k in deliveries),
             "drops": sum(k == DROPPED for _, k in deliveries), "members": len(members),
@@ -198,4 +201,4 @@ def _replay(job: RankJob, device: torch.device) -> dict[str, Any]:
             "digest": digest.hex(), "set_digest": set_digest.hex(), "tokens": rendered.tokens,
             "gathered_digests": [d.hex() for d in digests], "gathered_sets": [d.hex() for d in sets],
             "canary": {"rank": job.rank, "digest": canary.hex(), "set_digest": set_digest.hex(),
-                       "gathered_digests": [d.hex() for d in canaries]}}
+                       "gathered_digests": [d.hex() for d in canaries], "seconds": round(canary_seconds, 4)}}

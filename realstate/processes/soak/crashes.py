@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from realstate.exchange.fragment_file import FormatError, fragment_from_bytes, fragment_to_bytes
+from realstate.exchange.fragment_file import FormatError, fragment_to_bytes
 from realstate.exchange.stores import DEFAULT_TEMP_AGE_S, DirectoryStore, fragment_name
 from realstate.kernel.fragment import Fragment
 from spec.output_files import replace_atomically

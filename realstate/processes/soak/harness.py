@@ -262,6 +262,21 @@ class Soak:
                             self.plan.kill_puts.get(agent * s.fragments + index)) is None and self.out_of_time:
                 return
 
+    def _merge(self, slot: list[Worker], dst: int, src: int, planned_kill: int | None) -> dict[str, Any] | None:
+        self.tally.count("merge sent")
+        step = self._kill_step("kill-merge", planned_kill, self.replicas[dst])
+        reply = self._run_op(slot, {"op": "merge", "dst": self.replicas[dst], "src": self.replicas[src],
+                                    "crash_at": step}, "kill-merge")
+        if reply is None:
+            self.tally.count("merge killed or lost")
+        elif reply.get("ok"):
+            self.tally.count("merge completed")
+            self.tally.count("fragments copied by merges", reply["added"])
+        else:
+            self.tally.count("merge failed")
+            self.tally.error(f"merge {dst} <- {src}: {reply.get('error')}")
+        return reply
+
     def _gossiper(self, work: list[tuple[int, tuple[int, int]]]) -> None:
         assert self.pool is not None
         slot = [self.pool.take()]
@@ -271,21 +286,12 @@ class Soak:
                 self.out_of_time = True
                 return
             self._next_op()
-            self.tally.count("merge sent")
-            step = self._kill_step("kill-merge", self.plan.kill_merges.get(number), self.replicas[dst])
-            reply = self._run_op(slot, {"op": "merge", "dst": self.replicas[dst], "src": self.replicas[src],
-                                        "crash_at": step}, "kill-merge")
+            planned = self.plan.kill_merges.get(number)
+            if self._merge(slot, dst, src, planned) is not None and planned is not None:
+                self._merge(slot, dst, src, None)  # the kill found it over: again, killed when it has listed
             with self.tally.lock:
                 for mark in self.plan.marks[number]:  # a duplicated or reordered delivery, delivered
                     self.tally.mid_operation[mark] += 1
-            if reply is None:
-                self.tally.count("merge killed or lost")
-            elif reply.get("ok"):
-                self.tally.count("merge completed")
-                self.tally.count("fragments copied by merges", reply["added"])
-            else:
-                self.tally.count("merge failed")
-                self.tally.error(f"merge {dst} <- {src}: {reply.get('error')}")
 
     def fault_phase(self) -> None:
         s = self.settings

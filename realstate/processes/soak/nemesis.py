@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from realstate.exchange.fragment_file import fragment_to_bytes
 from realstate.exchange.stores import fragment_name, is_s3_url, parse_s3_url
+from realstate.processes.soak.crashes import PUT_STEPS
 from realstate.processes.soak.gateway import Gateway
 from realstate.processes.soak.settings import SoakSettings
 from realstate.processes.soak.synthetic import soak_fragment
@@ -44,10 +45,11 @@ def _spread(total: int, kinds: tuple[str, ...]) -> dict[str, int]:
     return counts
 
 
-def _steps(numbers: list[int]) -> dict[int, int]:
-    """Kills spread over the steps in turn: the k-th kill lands at step k (1-based, modulo what
-    the operation has; the harness folds it onto the steps the store really reports)."""
-    return {n: 1 + k for k, n in enumerate(sorted(numbers))}
+def _steps(numbers: list[int], first: int) -> dict[int, int]:
+    """Kills spread over the steps in turn: the k-th kill lands at step ``first + k`` (1-based;
+    the harness folds it onto the steps the store really reports), so runs with few kills still
+    land at different steps from one seed to the next."""
+    return {n: first + k for k, n in enumerate(sorted(numbers))}
 
 
 def plan_faults(settings: SoakSettings) -> FaultPlan:
@@ -71,12 +73,13 @@ def plan_faults(settings: SoakSettings) -> FaultPlan:
         marks[a:b] = reversed(marks[a:b])
         marks[a] = (*marks[a], "reorder-merges")  # the window's first delivery carries the fault
     operations = puts + len(schedule)
-    return FaultPlan(
-        kill_puts=_steps(rng.sample(range(puts), min(puts, counts.get("kill-put", 0)))),
-        kill_merges=_steps(rng.sample(range(len(schedule)), min(len(schedule), counts.get("kill-merge", 0)))),
-        restarts_at=set(rng.sample(range(operations), min(operations, counts.get("restart-endpoint", 0)))),
-        torn_at=set(rng.sample(range(operations), min(operations, counts.get("torn-upload", 0)))),
-        schedule=schedule, marks=marks, counts=counts)
+    kill_puts = rng.sample(range(puts), min(puts, counts.get("kill-put", 0)))
+    kill_merges = rng.sample(range(len(schedule)), min(len(schedule), counts.get("kill-merge", 0)))
+    restarts_at = set(rng.sample(range(operations), min(operations, counts.get("restart-endpoint", 0))))
+    torn_at = set(rng.sample(range(operations), min(operations, counts.get("torn-upload", 0))))
+    return FaultPlan(kill_puts=_steps(kill_puts, 1 + rng.randrange(len(PUT_STEPS))),
+                     kill_merges=_steps(kill_merges, 1 + rng.randrange(len(PUT_STEPS) + 1)),  # a merge lists first
+                     restarts_at=restarts_at, torn_at=torn_at, schedule=schedule, marks=marks, counts=counts)
 
 
 def restart_gateway(gateway: Gateway, rng: random.Random, in_flight: Callable[[], bool],
