@@ -189,7 +189,7 @@ def _report(settings: ReplicateSettings, source: str, count: int, launcher_diges
     canary = compare_ranks([r["canary"] for r in results], launcher_digest)
     orders, needed = distinct_orders(results, count)
     data["canary"] = {"rank": settings.ranks - 1, "base": 1, "seen": not canary.holds,
-                      "digests": sorted(canary.digests), "seconds": max(r["canary"]["seconds"] for r in results)}
+                      "digests": sorted(canary.digests), "round_seconds": max(r["canary"]["seconds"] for r in results)}
     data["delivery_orders"] = {"distinct": orders, "needed": needed}
     rows = [
         P.REPLICATE.holds_if(real.holds, figure, seconds, digests=sorted(real.digests), sets=sorted(real.sets),
@@ -198,7 +198,7 @@ def _report(settings: ReplicateSettings, source: str, count: int, launcher_diges
             not canary.holds, f"rank {settings.ranks - 1} rendered at base 1: reported as "
             f"{len(canary.digests)} render digest(s)" if not canary.holds else
             "blind instrument: the comparison of ranks (a rank that rendered differently was not reported)",
-            0.0, **data["canary"]),
+            data["canary"]["round_seconds"], **data["canary"]),
         P.REPLICATE_ORDERS.holds_if(
             orders == needed, f"{orders} distinct delivery order(s) across {settings.ranks} ranks (needed {needed})"
             + ("" if orders == needed else "; blind instrument: the delivery schedule (the ranks do not "
