@@ -74,11 +74,11 @@ def test_ranks_agree_on_real_model_caches_and_a_planted_bug_is_caught(
     report = json.loads(capsys.readouterr().out)
     part = report["parts"][0]
     assert code == 0, part["data"]["problems"]
-    result, canary, orders = part["results"]
+    (result,) = part["results"]
     assert (result["claim"], result["part"], result["outcome"]) == ("C7", "realstate", "holds")
-    assert canary["outcome"] == orders["outcome"] == "holds"
-    assert part["data"]["canary"]["seen"] and len(part["data"]["canary"]["digests"]) == 2
-    assert part["data"]["delivery_orders"] == {"distinct": 3, "needed": 3}
+    seen = part["data"]["instruments"]
+    assert seen["canary"]["ok"] and len(seen["canary"]["digests"]) == 2
+    assert (seen["delivery orders"]["distinct"], seen["delivery orders"]["needed"]) == (3, 3)
     ranks = part["data"]["ranks"]
     assert len(ranks) == 3 and len({r["digest"] for r in ranks}) == 1
     assert ranks[0]["digest"] == part["data"]["launcher_digest"]
@@ -89,28 +89,31 @@ def test_ranks_agree_on_real_model_caches_and_a_planted_bug_is_caught(
                  "--json"])  # the engine preset, as data
     planted = json.loads(capsys.readouterr().out)["parts"][0]
     assert code == 1 and planted["results"][0]["outcome"] == "fails"
-    assert planted["results"][1]["outcome"] == "holds"  # the canary is seen under a planted engine too
+    assert planted["results"][0]["details"]["agree"] is False  # the ranks disagree; the canary is seen too
+    assert planted["data"]["instruments"]["canary"]["ok"]
 
 
 def test_a_render_that_orders_by_arrival_makes_the_command_fail(synthetic_store: Path, tmp_path: Path) -> None:
     scratch = ScratchCopy(tmp_path / "scratch").apply(ARRIVAL_ORDER)
     out = scratch.run("replicate", "--ranks", "2", "--store", str(synthetic_store), "--json", timeout=600)
     assert out.returncode == 1, out.stderr[-2000:]
-    result = json.loads(out.stdout)["parts"][0]["results"][0]
+    (result,) = json.loads(out.stdout)["parts"][0]["results"]
     assert result["claim"] == "C7" and result["outcome"] == "fails"
     assert "2 render digest(s)" in result["figure"]
     assert "Traceback" not in out.stderr
 
 
 def test_a_blind_comparison_and_ranks_in_one_order_are_caught(synthetic_store: Path, tmp_path: Path) -> None:
-    """Two plants in one scratch run, each seen by its own row (the real verdict passes)."""
+    """Two plants in one scratch run, each seen by its own instrument (the ranks' verdict alone passes)."""
     scratch = ScratchCopy(tmp_path / "scratch").apply(BLIND_COMPARISON, ONE_ORDER)
     out = scratch.run("replicate", "--ranks", "2", "--store", str(synthetic_store), "--json", timeout=600)
     assert out.returncode == 1, out.stderr[-2000:]
-    real, canary, orders = json.loads(out.stdout)["parts"][0]["results"]
-    assert real["outcome"] == "holds"  # what the plants alone would have let through
-    assert canary["outcome"] == "fails" and "blind instrument: the comparison of ranks" in canary["figure"]
-    assert orders["outcome"] == "fails" and orders["details"] == {"expect": "always", "distinct": 1, "needed": 2}
+    (result,) = json.loads(out.stdout)["parts"][0]["results"]
+    assert result["outcome"] == "fails" and result["details"]["agree"] is True  # what the plants let through
+    assert "blind instrument: the comparison of ranks" in result["figure"]
+    assert "blind instrument: the delivery schedule" in result["figure"]
+    orders = result["details"]["instruments"]["delivery orders"]
+    assert (orders["distinct"], orders["needed"]) == (1, 2)
     assert "Traceback" not in out.stderr
 
 

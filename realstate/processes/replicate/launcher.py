@@ -7,7 +7,10 @@ The launcher gets the fragments (seeded tiny Qwen3 agents by default — real tr
 loopback (gloo on CPU; NCCL when the device is CUDA, one GPU per rank).  Ranks are forked from
 a fork server that has imported torch and transformers once, so start-up is paid once, not per
 rank.  What each rank does is in ``realstate.processes.replicate.rank``.  A rank that crashes or does
-not finish in time makes the result unknown (exit 1), never a pass."""
+not finish in time makes the result unknown (exit 1), never a pass.  The C7 row also needs the
+run's instruments to have seen (``agreement``): the canary round reported as a disagreement by
+the same comparison of ranks, and the ranks' delivery orders distinct; a blind one fails the
+row, naming itself."""
 
 from __future__ import annotations
 
@@ -188,20 +191,20 @@ def _report(settings: ReplicateSettings, source: str, count: int, launcher_diges
               + ("" if real.matches_launcher else f"; launcher's own render {launcher_digest[:16]} differs"))
     canary = compare_ranks([r["canary"] for r in results], launcher_digest)
     orders, needed = distinct_orders(results, count)
-    data["canary"] = {"rank": settings.ranks - 1, "base": 1, "seen": not canary.holds,
-                      "digests": sorted(canary.digests), "round_seconds": max(r["canary"]["seconds"] for r in results)}
-    data["delivery_orders"] = {"distinct": orders, "needed": needed}
-    rows = [
-        P.REPLICATE.holds_if(real.holds, figure, seconds, digests=sorted(real.digests), sets=sorted(real.sets),
-                             launcher_digest=launcher_digest, ranks=settings.ranks, backend=backend),
-        P.REPLICATE_CANARY.holds_if(
-            not canary.holds, f"rank {settings.ranks - 1} rendered at base 1: reported as "
-            f"{len(canary.digests)} render digest(s)" if not canary.holds else
-            "blind instrument: the comparison of ranks (a rank that rendered differently was not reported)",
-            data["canary"]["round_seconds"], **data["canary"]),
-        P.REPLICATE_ORDERS.holds_if(
-            orders == needed, f"{orders} distinct delivery order(s) across {settings.ranks} ranks (needed {needed})"
-            + ("" if orders == needed else "; blind instrument: the delivery schedule (the ranks do not "
-               "deliver in different orders)"), 0.0, distinct=orders, needed=needed),
-    ]
-    return PartReport(PART, rows, [table], data, notes)
+    seen = {
+        "canary": {"ok": not canary.holds, "rank": settings.ranks - 1, "base": 1, "digests": sorted(canary.digests),
+                   "round_seconds": max(r["canary"]["seconds"] for r in results),
+                   "figure": f"canary: rank {settings.ranks - 1} rendered at base 1, reported as "
+                             f"{len(canary.digests)} render digest(s)" if not canary.holds else
+                             "blind instrument: the comparison of ranks (a rank that rendered differently "
+                             "was not reported)"},
+        "delivery orders": {"ok": orders == needed, "distinct": orders, "needed": needed,
+                            "figure": f"{orders} distinct delivery order(s) (needed {needed})"
+                                      + ("" if orders == needed else "; blind instrument: the delivery schedule "
+                                         "(the ranks do not deliver in different orders)")}}
+    data["instruments"] = seen
+    blind = [c["figure"] for c in seen.values() if not c["ok"]]
+    result = P.REPLICATE.holds_if(real.holds and not blind, "; ".join([figure, *blind]), seconds,
+                                  digests=sorted(real.digests), sets=sorted(real.sets), launcher_digest=launcher_digest,
+                                  ranks=settings.ranks, backend=backend, agree=real.holds, instruments=seen)
+    return PartReport(PART, [result], [table], data, notes)

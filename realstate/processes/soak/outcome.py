@@ -1,10 +1,11 @@
 """The soak's report: its rows under the claims, its tables and its JSON data.
 
-Besides the verdict (C7: one set and one digest everywhere; C2: nothing acknowledged lost), three
-rows say whether the run's instruments could see: the canary (the judge reported the write it
-was meant to find lost), the crash table (no invariant broken, its controls reported, every step
-reached) and the nemesis (every planned fault kind landed mid-operation).  A blind instrument
-fails its row, naming itself, so the run exits 1."""
+The verdict (C7: one set and one digest everywhere; C2: nothing acknowledged lost) holds only if
+the instruments behind it could see: the nemesis (every planned fault kind landed mid-operation)
+for C7; the canary (the judge reported the write it was meant to find lost) and the crash table
+(no invariant broken, its controls reported, every step reached) for C2.  A blind instrument
+fails the row it stands behind, naming itself in the figure, so the run exits 1; the JSON has
+each instrument's own account under ``instruments``."""
 
 from __future__ import annotations
 
@@ -12,39 +13,44 @@ from typing import Any
 
 from realstate.processes import properties as P
 from realstate.processes.soak.settings import FAULT_KINDS, SoakSettings
-from spec import ClaimResult, Outcome, PartReport, Table
+from spec import Outcome, PartReport, Table
 
 PART = "realstate"
 
 
-def _instrument_rows(soak: Any) -> list[ClaimResult]:
+def instruments(soak: Any) -> dict[str, dict[str, Any]]:
+    """Whether each instrument could see, with the figure that says so (module doc)."""
     tally, plan = soak.tally, soak.plan
-    rows = []
     canary = soak.canary or {"seen": False, "problem": "the canary did not run"}
-    rows.append(P.SOAK_CANARY.holds_if(
-        canary["seen"], "the judge reported the canary's lost acknowledged write" if canary["seen"] else
+    found: dict[str, dict[str, Any]] = {"canary": {
+        "ok": bool(canary["seen"]),
+        "figure": "the judge reported the canary's lost acknowledged write" if canary["seen"] else
         f"blind instrument: the soak judge ({canary.get('problem') or 'it did not report the lost write'})",
-        0.0, **canary))
+        **canary}}
     table = soak.crashes
     if table is None:
-        rows.append(P.SOAK_CRASHES.result(Outcome.UNKNOWN, "the crash table did not run"))
+        found["crash table"] = {"ok": False, "figure": "the crash table did not run"}
     else:
-        ok = not table.violations and not table.blind
         figure = (f"{len(table.crashes)} crashes (put: {len(table.steps['put'])} steps, clean: "
                   f"{len(table.steps['clean'])} steps), {len(table.violations)} invariant(s) broken, "
                   f"{len(table.controls)} negative controls reported")
-        if table.blind:
+        if table.violations:  # what it found first: a table that found something was not blind to it
+            figure = f"crash table: {table.violations[0]} (+{len(table.violations) - 1} more)"
+        elif table.blind:
             figure = f"blind instrument: the crash table ({table.blind[0]})"
-        elif table.violations:
-            figure = f"{table.violations[0]} (+{len(table.violations) - 1} more)"
-        rows.append(P.SOAK_CRASHES.holds_if(ok, figure, 0.0, **table.to_json()))
+        found["crash table"] = {"ok": not table.violations and not table.blind, "figure": figure, **table.to_json()}
     planned = [k for k in FAULT_KINDS if plan.counts.get(k, 0)]
     missed = [k for k in planned if not tally.mid_operation.get(k, 0)]
-    figure = (f"{len(planned) - len(missed)} of {len(planned)} planned fault kinds landed mid-operation"
-              + (f"; blind instrument: the nemesis (never landed: {', '.join(missed)})" if missed else ""))
-    rows.append(P.SOAK_FAULTS.holds_if(not missed, figure, 0.0, missed=missed,
-                                       mid_operation={k: tally.mid_operation.get(k, 0) for k in planned}))
-    return rows
+    found["nemesis"] = {
+        "ok": not missed, "missed": missed, "mid_operation": {k: tally.mid_operation.get(k, 0) for k in planned},
+        "figure": f"{len(planned) - len(missed)} of {len(planned)} planned fault kinds landed mid-operation"
+                  + (f"; blind instrument: the nemesis (never landed: {', '.join(missed)})" if missed else "")}
+    return found
+
+
+def _with(figure: str, *checks: dict[str, Any]) -> str:
+    """The row's figure, followed by each failing instrument's own."""
+    return "; ".join([figure, *(c["figure"] for c in checks if not c["ok"])])
 
 
 def soak_report(settings: SoakSettings, soak: Any, verdict: dict[str, Any] | None, heal_passes: int,
@@ -92,13 +98,18 @@ def soak_report(settings: SoakSettings, soak: Any, verdict: dict[str, Any] | Non
               + (f"; {left} temporaries survived a clean with age 0" if left else ""))
     books_agree = ledger_lines == tally.ops.get("put acknowledged", 0)
     safe = not verdict["lost"] and not verdict["invented"] and books_agree
+    seen = instruments(soak)
+    data["instruments"] = seen
+    nemesis, canary, crashes = seen["nemesis"], seen["canary"], seen["crash table"]
+    durable = (f"{verdict['acknowledged']} acknowledged (ledger), {len(verdict['lost'])} lost, "
+               f"{len(verdict['invented'])} never published"
+               + ("" if books_agree else f"; the ledger holds {ledger_lines} entries for "
+                  f"{tally.ops.get('put acknowledged', 0)} acknowledgments"))
     results = [
-        P.SOAK_CONVERGE.holds_if(converged, figure, seconds, sets=verdict["sets"], digests=verdict["digests"]),
-        P.SOAK_DURABLE.holds_if(safe, f"{verdict['acknowledged']} acknowledged (ledger), {len(verdict['lost'])} lost, "
-                                f"{len(verdict['invented'])} never published"
-                                + ("" if books_agree else f"; the ledger holds {ledger_lines} entries for "
-                                   f"{tally.ops.get('put acknowledged', 0)} acknowledgments"), 0.0,
-                                lost=verdict["lost"][:10], invented=verdict["invented"][:10]),
-        *_instrument_rows(soak),
+        P.SOAK_CONVERGE.holds_if(converged and nemesis["ok"], _with(figure, nemesis), seconds,
+                                 sets=verdict["sets"], digests=verdict["digests"], nemesis=nemesis),
+        P.SOAK_DURABLE.holds_if(safe and canary["ok"] and crashes["ok"], _with(durable, canary, crashes), 0.0,
+                                lost=verdict["lost"][:10], invented=verdict["invented"][:10], canary=canary,
+                                crash_table=crashes),
     ]
     return PartReport(PART, results, tables, data, notes)
