@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from spec.errors import InputError
@@ -61,20 +61,31 @@ def check_output_path(path: str | os.PathLike[str], what: str = "output") -> Pat
     return target
 
 
-def replace_atomically(temp: Path, target: Path, chunks: Iterable[bytes]) -> int:
+def replace_atomically(temp: Path, target: Path, chunks: Iterable[bytes],
+                       step: Callable[[str], None] | None = None) -> int:
     """Write ``chunks`` to the new file ``temp`` (``O_EXCL``, no symlink followed), flush,
     fsync, rename over ``target``; returns the bytes written.  On any error the temporary is
-    removed and the error re-raised (callers name it in their own terms)."""
+    removed and the error re-raised (callers name it in their own terms).  ``step`` is told of
+    each point a crash could land between (after the open, each write, the flush, the fsync and
+    the rename): crash-consistency tests stop the writer there."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
     fd = os.open(temp, flags, 0o644)
     written = 0
     try:
         with os.fdopen(fd, "wb") as handle:
+            if step is not None:
+                step("temporary opened")
             for chunk in chunks:
                 handle.write(chunk)
                 written += len(chunk)
+                if step is not None:
+                    step("block written")
             handle.flush()
+            if step is not None:
+                step("flushed")
             os.fsync(handle.fileno())
+            if step is not None:
+                step("fsynced")
         os.replace(temp, target)
     except BaseException:
         try:
@@ -82,6 +93,8 @@ def replace_atomically(temp: Path, target: Path, chunks: Iterable[bytes]) -> int
         except OSError:
             pass
         raise
+    if step is not None:
+        step("renamed")
     return written
 
 

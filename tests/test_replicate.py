@@ -1,7 +1,10 @@
 """``canonmerge replicate``: torch.distributed ranks (gloo on loopback) each deliver the same
 fragments in their own order with re-deliveries and drops, and agree on one render digest; with
 the render ordering by arrival (planted in the engine's source, on a scratch copy) they do not,
-and the command fails."""
+and the command fails.  Every run also proves its instruments could see: a canary rank that
+renders differently must be reported by the same comparison of ranks, and the ranks' delivery
+orders must differ; a comparison that checks each rank against itself and a schedule that gives
+every rank one order (planted in the source) are caught by those rows."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ import pytest
 from audit.scratch import Patch, ScratchCopy
 from canonmerge.cli import main
 from realstate.exchange.stores import DirectoryStore
-from realstate.processes.replicate.rank import DROPPED, FIRST, REDELIVERY, RESENT, schedule
+from realstate.processes.replicate.rank import DROPPED, FIRST, REDELIVERY, RESENT, first_orders, schedule
 from spec import CLAIMS
 from tests.realstate_helpers import random_fragment, tiny_fingerprint
 
@@ -27,6 +30,17 @@ ARRIVAL_ORDER = Patch(  # the render keeps arrival order: a replica's bytes depe
     "    def merge(self, other):\n"
     "        return _Arrival({f.content_id: f for f in [*self, *other]}.values())\n")
 
+BLIND_COMPARISON = Patch(  # each rank's verdict against itself, merged per rank: a disagreement never shows
+    "realstate/processes/replicate/agreement.py",
+    "    agree = len(digests) == 1 and len(sets) == 1 and len(gathered) == 1 and set(next(iter(gathered))) == digests\n"
+    "    matches_launcher = digests == {launcher_digest}\n",
+    "    agree = all(r[\"digest\"] == r[\"gathered_digests\"][r[\"rank\"]] for r in results)\n"
+    "    matches_launcher = launcher_digest in digests\n")
+ONE_ORDER = Patch(  # every rank delivers in rank 0's order
+    "realstate/processes/replicate/rank.py",
+    "order = first_orders(count, max(world, rank + 1), seed)[rank]",
+    "order = first_orders(count, max(world, rank + 1), seed)[0]")
+
 
 @pytest.fixture(scope="module")
 def synthetic_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -39,14 +53,18 @@ def synthetic_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_every_rank_schedule_delivers_every_fragment_with_faults() -> None:
     for rank in range(4):
-        deliveries = schedule(6, rank, seed=0, redeliveries=2, drops=1)
+        deliveries = schedule(6, rank, seed=0, redeliveries=2, drops=1, world=4)
         kinds = [k for _, k in deliveries]
         assert sorted({i for i, k in deliveries if k in (FIRST, RESENT)}) == list(range(6))
         assert kinds.count(REDELIVERY) == 2 and kinds.count(DROPPED) == kinds.count(RESENT) == 1
         dropped = next(i for i, k in deliveries if k == DROPPED)
         assert kinds.index(DROPPED) < [i for i, _ in deliveries].index(dropped, kinds.index(DROPPED) + 1)
-    orders = {tuple(i for i, k in schedule(6, r, 0, 0, 0)) for r in range(4)}
-    assert len(orders) > 1  # the ranks really receive in different orders
+    orders = {tuple(i for i, k in schedule(6, r, 0, 0, 0, world=4)) for r in range(4)}
+    assert len(orders) == 4  # the ranks really receive in different orders
+    for count, world in ((1, 3), (2, 4), (3, 6), (3, 7)):  # as many distinct orders as there can be
+        orders = first_orders(count, world, seed=5)
+        assert len({tuple(o) for o in orders}) == min(world, [1, 1, 2, 6][count])
+        assert all(sorted(o) == list(range(count)) for o in orders)
     assert "realstate" in CLAIMS["C7"].checked_by
 
 
@@ -58,6 +76,9 @@ def test_ranks_agree_on_real_model_caches_and_a_planted_bug_is_caught(
     assert code == 0, part["data"]["problems"]
     (result,) = part["results"]
     assert (result["claim"], result["part"], result["outcome"]) == ("C7", "realstate", "holds")
+    seen = part["data"]["instruments"]
+    assert seen["canary"]["ok"] and len(seen["canary"]["digests"]) == 2
+    assert (seen["delivery orders"]["distinct"], seen["delivery orders"]["needed"]) == (3, 3)
     ranks = part["data"]["ranks"]
     assert len(ranks) == 3 and len({r["digest"] for r in ranks}) == 1
     assert ranks[0]["digest"] == part["data"]["launcher_digest"]
@@ -68,6 +89,8 @@ def test_ranks_agree_on_real_model_caches_and_a_planted_bug_is_caught(
                  "--json"])  # the engine preset, as data
     planted = json.loads(capsys.readouterr().out)["parts"][0]
     assert code == 1 and planted["results"][0]["outcome"] == "fails"
+    assert planted["results"][0]["details"]["agree"] is False  # the ranks disagree; the canary is seen too
+    assert planted["data"]["instruments"]["canary"]["ok"]
 
 
 def test_a_render_that_orders_by_arrival_makes_the_command_fail(synthetic_store: Path, tmp_path: Path) -> None:
@@ -77,6 +100,20 @@ def test_a_render_that_orders_by_arrival_makes_the_command_fail(synthetic_store:
     (result,) = json.loads(out.stdout)["parts"][0]["results"]
     assert result["claim"] == "C7" and result["outcome"] == "fails"
     assert "2 render digest(s)" in result["figure"]
+    assert "Traceback" not in out.stderr
+
+
+def test_a_blind_comparison_and_ranks_in_one_order_are_caught(synthetic_store: Path, tmp_path: Path) -> None:
+    """Two plants in one scratch run, each seen by its own instrument (the ranks' verdict alone passes)."""
+    scratch = ScratchCopy(tmp_path / "scratch").apply(BLIND_COMPARISON, ONE_ORDER)
+    out = scratch.run("replicate", "--ranks", "2", "--store", str(synthetic_store), "--json", timeout=600)
+    assert out.returncode == 1, out.stderr[-2000:]
+    (result,) = json.loads(out.stdout)["parts"][0]["results"]
+    assert result["outcome"] == "fails" and result["details"]["agree"] is True  # what the plants let through
+    assert "blind instrument: the comparison of ranks" in result["figure"]
+    assert "blind instrument: the delivery schedule" in result["figure"]
+    orders = result["details"]["instruments"]["delivery orders"]
+    assert (orders["distinct"], orders["needed"]) == (1, 2)
     assert "Traceback" not in out.stderr
 
 

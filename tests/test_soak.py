@@ -1,6 +1,9 @@
-"""``canonmerge soak``: a tiny run with every fault kind converges (exit 0); the same harness run
-on a scratch copy whose anti-entropy skips a fragment fails (exit 1) — the check can fail.
-The default-size run is behind the ``soak`` marker (``python -m pytest -m soak``)."""
+"""``canonmerge soak``: a tiny run with every fault kind converges (exit 0), every fault kind
+lands mid-operation, and its instruments (the canary, the crash table) report that they could
+see; the same harness run on scratch copies with bugs planted in the source fails (exit 1):
+anti-entropy that skips a fragment, a judge that reads the acknowledged set back from the stores
+(seen by the canary), stores that write under the final name or clean live temporaries (seen by
+the crash table).  The default-size run is behind the ``soak`` marker (``python -m pytest -m soak``)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,14 @@ from canonmerge.cli import main
 from realstate.processes.soak.nemesis import plan_faults
 from realstate.processes.soak.settings import FAULT_KINDS, SoakSettings
 from realstate.processes.soak.synthetic import soak_fragment
+from tests.test_store_crash import FINAL_NAME, INVERTED_CLEAN
 
+JUDGE_FROM_STORES = Patch(  # the acknowledged set read back from the stores after the fact
+    "realstate/processes/soak/judge.py",
+    "    books = read_ledger(ledger)\n",
+    "    books = {r[\"replica\"]: set(r[\"ids\"]) for r in rows}\n")
+SMALL = ["--replicas", "2", "--s3-replicas", "0", "--agents", "2", "--fragments", "2", "--gossipers", "1",
+         "--merges", "2", "--tokens", "4", "8", "--json"]
 TINY = ["--replicas", "2", "--s3-replicas", "1", "--agents", "1", "--fragments", "3", "--gossipers", "1",
         "--merges", "4", "--faults", "6", "--tokens", "4", "16", "--max-seconds", "240"]
 
@@ -27,6 +37,12 @@ def test_the_fault_plan_is_seeded_bounded_and_spread_over_the_kinds() -> None:
     assert len(plan.schedule) == 10 + 2  # the duplicates are extra deliveries
     assert all(dst != src for dst, src in plan.schedule)
     assert len(plan.kill_puts) == 2 and max(plan.kill_puts) < settings.agents * settings.fragments
+    first = min(plan.kill_puts.values())  # kills spread over the steps of a write, from a seeded step
+    assert sorted(plan.kill_puts.values()) == [first, first + 1] and 1 <= first <= 6
+    assert len({min(plan_faults(SoakSettings(seed=n)).kill_puts.values()) for n in range(12)}) > 1
+    assert len(plan.marks) == len(plan.schedule)
+    assert sum(m.count("duplicate-merge") for m in plan.marks) == 2
+    assert sum(m.count("reorder-merges") for m in plan.marks) == 2
     no_s3 = plan_faults(SoakSettings(s3_replicas=0, faults=10))
     assert "restart-endpoint" not in no_s3.counts and sum(no_s3.counts.values()) == 10
     a, b = soak_fragment(0, 1, 2), soak_fragment(0, 1, 2)
@@ -47,7 +63,11 @@ def test_a_tiny_soak_with_every_fault_kind_converges(capsys: pytest.CaptureFixtu
     data = report["parts"][0]["data"]
     assert code == 0, (data["errors"], data.get("verdict"))
     assert {r["claim"]: r["outcome"] for r in report["parts"][0]["results"]} == {"C7": "holds", "C2": "holds"}
+    assert all(i["ok"] for i in data["instruments"].values()), data["instruments"]
     assert data["faults"] == {k: 1 for k in FAULT_KINDS}  # every kind injected
+    assert data["faults_mid_operation"] == {k: 1 for k in FAULT_KINDS}  # and each landed mid-operation
+    assert data["canary"]["seen"] and data["canary"]["reported_lost"] == [data["canary"]["lost_write"]]
+    assert data["ledger_entries"] == 3 and data["crash_table"]["blind"] == []
     assert data["verdict"]["sets"] == data["verdict"]["digests"] == 1
     assert data["verdict"]["acknowledged"] == 3 and data["verdict"]["lost"] == []
     assert data["operations"]["put acknowledged"] == 3
@@ -63,9 +83,50 @@ def test_the_soak_fails_when_anti_entropy_skips_a_fragment(tmp_path: Path) -> No
                       "--gossipers", "1", "--merges", "2", "--faults", "0", "--tokens", "4", "8", "--json",
                       timeout=600)
     assert out.returncode == 1, out.stderr[-2000:]
-    results = {r["claim"]: r for r in json.loads(out.stdout)["parts"][0]["results"]}
-    assert results["C7"]["outcome"] == "fails" and "2 set(s)" in results["C7"]["figure"]
-    assert results["C2"]["outcome"] == "fails"  # acknowledged puts never reached the other replica
+    rows = _rows(out.stdout)
+    converge = rows["soak: real processes converge under faults"]
+    assert converge["outcome"] == "fails" and "2 set(s)" in converge["figure"]
+    # acknowledged puts never reached the other replica
+    assert rows["soak: every acknowledged put is present on every replica"]["outcome"] == "fails"
+    assert "Traceback" not in out.stderr
+
+
+def _rows(stdout: str) -> dict[str, dict]:
+    return {r["check"]: r for r in json.loads(stdout)["parts"][0]["results"]}
+
+
+DURABLE = "soak: every acknowledged put is present on every replica"
+
+
+def test_a_judge_without_books_and_planted_stores_are_caught_by_the_instruments(tmp_path: Path) -> None:
+    """Three plants in one scratch run, each seen by its own instrument: the judge reading the
+    acknowledged set from the stores (the canary), a store writing under the final name and a
+    clean with its age test inverted (the crash table, by the invariant each one breaks)."""
+    scratch = ScratchCopy(tmp_path / "scratch").apply(JUDGE_FROM_STORES, FINAL_NAME, INVERTED_CLEAN)
+    out = scratch.run("soak", *SMALL, "--faults", "0", timeout=600)
+    assert out.returncode == 1, out.stderr[-2000:]
+    durable = _rows(out.stdout)[DURABLE]
+    assert durable["outcome"] == "fails" and "blind instrument: the soak judge" in durable["figure"]
+    assert durable["details"]["canary"]["reported_lost"] == []
+    assert durable["details"]["lost"] == []  # without the canary the planted judge finds nothing lost
+    crashes = durable["details"]["crash_table"]
+    assert not crashes["ok"] and "crash table:" in durable["figure"]
+    for says in ("torn file under the final name", "a live writer's temporary was removed"):
+        assert any(says in v for v in crashes["violations"]), (says, crashes)
+    assert "Traceback" not in out.stderr
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("patch, says", [
+    pytest.param(FINAL_NAME, "torn file under the final name", id="write-under-final-name"),
+    pytest.param(INVERTED_CLEAN, "a live writer's temporary was removed", id="inverted-clean-age")])
+def test_the_soak_catches_a_planted_store(patch: Patch, says: str, tmp_path: Path) -> None:
+    scratch = ScratchCopy(tmp_path / "scratch").apply(patch)
+    out = scratch.run("soak", *SMALL, "--faults", "2", "--fault", "kill-put", timeout=600)
+    assert out.returncode == 1, out.stderr[-2000:]
+    durable = _rows(out.stdout)[DURABLE]
+    crashes = durable["details"]["crash_table"]
+    assert durable["outcome"] == "fails" and any(says in v for v in crashes["violations"])
     assert "Traceback" not in out.stderr
 
 

@@ -11,8 +11,10 @@ from realstate.exchange.stores.base import (
     MARKER_NAME,
     MARKER_TEXT,
     FragmentStore,
+    StepHook,
     VerifyReport,
     fragment_name,
+    no_step,
     require_one_fingerprint,
 )
 from realstate.exchange.stores.directory import DirectoryStore
@@ -26,9 +28,11 @@ __all__ = [
     "DirectoryStore",
     "FragmentStore",
     "S3Location",
+    "StepHook",
     "VerifyReport",
     "fragment_name",
     "is_s3_url",
+    "no_step",
     "open_store",
     "parse_s3_url",
     "refuse_store_in_store",

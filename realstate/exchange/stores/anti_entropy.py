@@ -89,6 +89,8 @@ def merge_stores(dst: FragmentStore | str, src: FragmentStore, *, batch_bytes: i
     store: FragmentStore | None = None if isinstance(dst, str) else dst
     present = {} if store is None else store.listing()
     missing = sorted((cid, size) for cid, size in listed.items() if cid not in present)
+    if store is not None:
+        store.step("merge listed")  # a crash here has listed both sides and copied nothing
     added = raced = copied = 0
     progress("merge", 0, len(missing))
 

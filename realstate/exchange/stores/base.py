@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
@@ -37,8 +37,15 @@ if TYPE_CHECKING:
     from realstate.kernel.render import Rendered
 
 DEFAULT_TEMP_AGE_S = 3600.0
-__all__ = ["DEFAULT_TEMP_AGE_S", "MARKER_NAME", "MARKER_TEXT", "MAX_MARKER_BYTES", "FragmentStore", "VerifyReport",
-           "fragment_name", "require_one_fingerprint"]
+__all__ = ["DEFAULT_TEMP_AGE_S", "MARKER_NAME", "MARKER_TEXT", "MAX_MARKER_BYTES", "FragmentStore", "StepHook",
+           "VerifyReport", "fragment_name", "no_step", "require_one_fingerprint"]
+
+StepHook = Callable[[str], None]
+
+
+def no_step(name: str) -> None:
+    """The default step hook: nothing watches a store's steps but crash tests and the soak's
+    nemesis, which stop a writer at a chosen step (``FragmentStore.step``)."""
 
 
 def fragment_name(cid: bytes) -> str:
@@ -70,6 +77,9 @@ class FragmentStore(ABC):
     def __init__(self, limits: Limits = DEFAULT_LIMITS) -> None:
         self.limits = limits
         self._fingerprint: Fingerprint | None = None
+        # told the name of every point of a write or a clean where a crash could land (after
+        # each write, around fsync, around rename): how crashes are injected step by step
+        self.step: StepHook = no_step
 
     # -- what a backend provides ----------------------------------------------------------------
 

@@ -71,6 +71,7 @@ def _store_inside(directory: Path) -> str | None:
 
 _FRAGMENT_NAME = re.compile(r"([0-9a-f]{64})" + re.escape(FILE_SUFFIX))
 TEMP_NAME = re.compile(r"\.tmp-[0-9]+-[0-9a-f]{16}")
+WRITE_BLOCK = 1 << 20  # bytes per write call: a killed writer can leave any prefix of blocks behind
 
 
 def _os_problem(exc: OSError) -> str:
@@ -82,6 +83,7 @@ class DirectoryStore(FragmentStore):
     empty one); otherwise the directory must already carry the store marker."""
 
     kind = "directory"
+    write_block = WRITE_BLOCK
 
     def __init__(self, path: str | os.PathLike[str], *, create: bool = False,
                  limits: Limits = DEFAULT_LIMITS) -> None:
@@ -233,7 +235,8 @@ class DirectoryStore(FragmentStore):
         name = fragment_name(cid)
         if self._exists(cid):
             return False
-        self._write_atomic(name, [data])
+        block = self.write_block
+        self._write_atomic(name, (data[at:at + block] for at in range(0, len(data), block)))
         return True
 
     def _write_atomic(self, name: str, chunks: Iterable[bytes]) -> None:
@@ -242,10 +245,11 @@ class DirectoryStore(FragmentStore):
         names the store and the cause; the store is left as it was."""
         temp = self.path / f".tmp-{os.getpid()}-{secrets.token_hex(8)}"
         try:
-            replace_atomically(temp, self.path / name, chunks)
+            replace_atomically(temp, self.path / name, chunks, self.step)
         except OSError as exc:
             raise FormatError(str(self.path / name), "store", f"cannot write: {_os_problem(exc)}") from None
         self._fsync_directory()
+        self.step("directory synced")
 
     def _fsync_directory(self) -> None:
         if os.name != "posix":
@@ -276,17 +280,23 @@ class DirectoryStore(FragmentStore):
         if not older_than_s >= 0:
             raise FormatError(str(self.path), "older_than_s", f"must be >= 0, got {older_than_s}")
         now, removed = time.time(), []
-        for name in self.temporaries():
+        names = self.temporaries()
+        self.step("temporaries listed")
+        for name in names:
             path = self.path / name
             try:
                 info = os.lstat(path)
                 if stat.S_ISREG(info.st_mode) and now - info.st_mtime >= older_than_s:
                     os.unlink(path)
                     removed.append(name)
+                    self.step("temporary removed")
             except FileNotFoundError:
                 continue  # its writer finished (renamed it) or another cleaner got there first
             except OSError as exc:
                 raise FormatError(str(path), "temporary", f"cannot remove: {_os_problem(exc)}") from None
+        if removed:
+            self._fsync_directory()
+            self.step("directory synced")
         return removed
 
 

@@ -436,8 +436,10 @@ class S3Store(FragmentStore):
 
         for attempt in range(_CONFLICT_RETRIES):
             try:
+                self.step("upload sent")
                 self.client.put_object(Bucket=self.at.bucket, Key=self.at.key(fragment_name(cid)), Body=data,
                                        IfNoneMatch="*")
+                self.step("uploaded")
                 return True
             except ClientError as exc:
                 status = _error_code(exc)[1]

@@ -7,7 +7,10 @@ The launcher gets the fragments (seeded tiny Qwen3 agents by default — real tr
 loopback (gloo on CPU; NCCL when the device is CUDA, one GPU per rank).  Ranks are forked from
 a fork server that has imported torch and transformers once, so start-up is paid once, not per
 rank.  What each rank does is in ``realstate.processes.replicate.rank``.  A rank that crashes or does
-not finish in time makes the result unknown (exit 1), never a pass."""
+not finish in time makes the result unknown (exit 1), never a pass.  The C7 row also needs the
+run's instruments to have seen (``agreement``): the canary round reported as a disagreement by
+the same comparison of ranks, and the ranks' delivery orders distinct; a blind one fails the
+row, naming itself."""
 
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from realstate.processes import properties as P
+from realstate.processes.replicate.agreement import compare_ranks, distinct_orders
 from spec import ArgumentError, InputError, Outcome, PartReport, Progress, Table, no_progress
 from spec.arguments import integer, number, seed
 from spec.interrupts import deferred_interrupts, start_forkserver_without_interrupts
@@ -172,7 +176,7 @@ def _report(settings: ReplicateSettings, source: str, count: int, launcher_diges
     for r in results:
         if r is not None:
             table.rows.append([str(r["rank"]), r["device"], str(r["deliveries"]), str(r["redeliveries"]),
-                               str(r["drops"]), " ".join(map(str, r["arrivals"])), r["set_digest"][:16],
+                               str(r["drops"]), " ".join(map(str, r["arrivals"][:16])), r["set_digest"][:16],
                                r["digest"][:16]])
     data: dict[str, Any] = {"settings": vars(settings), "backend": backend, "source": source, "fragments": count,
                             "launcher_digest": launcher_digest, "ranks": results, "problems": problems}
@@ -181,15 +185,26 @@ def _report(settings: ReplicateSettings, source: str, count: int, launcher_diges
         result = P.REPLICATE.result(Outcome.UNKNOWN, "; ".join(problems) or "a rank wrote no result", seconds,
                                     problems=problems, ranks=settings.ranks, backend=backend)
         return PartReport(PART, [result], [table], data, notes)
-    gathered = {tuple(r["gathered_digests"]) for r in results}  # what each rank saw of the others
-    digests = {r["digest"] for r in results}
-    sets = {r["set_digest"] for r in results}
-    agree = len(digests) == 1 and len(gathered) == 1 and set(next(iter(gathered))) == digests
-    matches_launcher = digests == {launcher_digest}
-    figure = (f"{len(digests)} render digest(s), {len(sets)} set(s) across {settings.ranks} {backend} ranks / "
-              f"{sum(r['deliveries'] for r in results)} deliveries"
-              + ("" if matches_launcher else f"; launcher's own render {launcher_digest[:16]} differs"))
-    result = P.REPLICATE.holds_if(agree and len(sets) == 1 and matches_launcher, figure, seconds,
-                                  digests=sorted(digests), sets=sorted(sets), launcher_digest=launcher_digest,
-                                  ranks=settings.ranks, backend=backend)
+    real = compare_ranks(results, launcher_digest)
+    figure = (f"{len(real.digests)} render digest(s), {len(real.sets)} set(s) across {settings.ranks} {backend} "
+              f"ranks / {sum(r['deliveries'] for r in results)} deliveries"
+              + ("" if real.matches_launcher else f"; launcher's own render {launcher_digest[:16]} differs"))
+    canary = compare_ranks([r["canary"] for r in results], launcher_digest)
+    orders, needed = distinct_orders(results, count)
+    seen = {
+        "canary": {"ok": not canary.holds, "rank": settings.ranks - 1, "base": 1, "digests": sorted(canary.digests),
+                   "round_seconds": max(r["canary"]["seconds"] for r in results),
+                   "figure": f"canary: rank {settings.ranks - 1} rendered at base 1, reported as "
+                             f"{len(canary.digests)} render digest(s)" if not canary.holds else
+                             "blind instrument: the comparison of ranks (a rank that rendered differently "
+                             "was not reported)"},
+        "delivery orders": {"ok": orders == needed, "distinct": orders, "needed": needed,
+                            "figure": f"{orders} distinct delivery order(s) (needed {needed})"
+                                      + ("" if orders == needed else "; blind instrument: the delivery schedule "
+                                         "(the ranks do not deliver in different orders)")}}
+    data["instruments"] = seen
+    blind = [c["figure"] for c in seen.values() if not c["ok"]]
+    result = P.REPLICATE.holds_if(real.holds and not blind, "; ".join([figure, *blind]), seconds,
+                                  digests=sorted(real.digests), sets=sorted(real.sets), launcher_digest=launcher_digest,
+                                  ranks=settings.ranks, backend=backend, agree=real.holds, instruments=seen)
     return PartReport(PART, [result], [table], data, notes)

@@ -6,10 +6,15 @@
    with the strict reader — bytes, never pickles.
 2. Deliver: the rank applies the fragments in its own seeded order, with re-deliveries (a copy
    arriving again later) and drops (a delivery lost, then resent later), merging each arrival
-   into its replica state with the engine's join (``engine.collect`` / ``merge``).
+   into its replica state with the engine's join (``engine.collect`` / ``merge``).  The ranks'
+   first-arrival orders are distinct permutations wherever there are enough of them (drawn
+   from one seeded stream that every rank reads alike).
 3. Render and agree: CanonicalMerge of the final state on the rank's device, then an
    ``all_gather`` of the 32-byte render digests (and of the set digests), written to a result
    file for the launcher.
+4. Canary: a second round in which the last rank renders its state at base offset 1 (every
+   other rank keeps its digest) and the digests are gathered again: the launcher's comparison
+   of ranks must report that round as a disagreement, or it is blind.
 
 Every delivery is a freshly parsed copy (a new Python object), so dedup by identity is caught."""
 
@@ -17,9 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 import signal
 import sys
+import time
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -53,13 +60,34 @@ class RankJob:
     timeout_s: float
 
 
-def schedule(count: int, rank: int, seed: int, redeliveries: int, drops: int) -> list[tuple[int, str]]:
-    """The rank's deliveries: a seeded permutation, then ``drops`` deliveries lost and resent
-    later and ``redeliveries`` copies arriving again later (re-deliveries and resends are placed
-    after the delivery they repeat)."""
+def _permutation(count: int, number: int) -> list[int]:
+    """The ``number``-th permutation of ``range(count)`` (factorial number system)."""
+    items, order = list(range(count)), []
+    for position in range(count, 0, -1):
+        digit, number = divmod(number, math.factorial(position - 1))
+        order.append(items.pop(digit))
+    return order
+
+
+def first_orders(count: int, world: int, seed: int) -> list[list[int]]:
+    """Every rank's first-arrival order: ``min(world, count!)`` distinct seeded permutations,
+    repeated in turn when there are more ranks than permutations."""
+    rng = random.Random(seed * 1_000_003 + 0x0DE5)
+    total = math.factorial(count)
+    numbers: list[int] = []
+    while len(numbers) < min(world, total):
+        number = rng.randrange(total)
+        if number not in numbers:
+            numbers.append(number)
+    return [_permutation(count, numbers[r % len(numbers)]) for r in range(world)]
+
+
+def schedule(count: int, rank: int, seed: int, redeliveries: int, drops: int, world: int = 1) -> list[tuple[int, str]]:
+    """The rank's deliveries: its first-arrival order (``first_orders``), then ``drops``
+    deliveries lost and resent later and ``redeliveries`` copies arriving again later
+    (re-deliveries and resends are placed after the delivery they repeat)."""
     rng = random.Random(seed * 1_000_003 + rank)
-    order = list(range(count))
-    rng.shuffle(order)
+    order = first_orders(count, max(world, rank + 1), seed)[rank]
     deliveries: list[tuple[int, str]] = [(i, FIRST) for i in order]
     for _ in range(min(drops, count)):
         at = rng.randrange(len(deliveries))
@@ -143,7 +171,7 @@ def _replay(job: RankJob, device: torch.device) -> dict[str, Any]:
             received[index] = data
     # 2. deliver in my own order, merging each arrival into my replica state
     engine = _engine(job.plant)
-    deliveries = schedule(len(received), job.rank, job.seed, job.redeliveries, job.drops)
+    deliveries = schedule(len(received), job.rank, job.seed, job.redeliveries, job.drops, job.world)
     state: Any = engine.collect([])
     applied, arrivals = 0, []
     for index, kind in deliveries:
@@ -161,9 +189,16 @@ def _replay(job: RankJob, device: torch.device) -> dict[str, Any]:
     set_digest = hashlib.sha256(b"".join(sorted(f.content_id for f in members))).digest()
     digests = _all_gather_bytes(digest, device, job.world)
     sets = _all_gather_bytes(set_digest, device, job.world)
+    # 4. the canary round: the last rank renders differently, everyone gathers again
+    started = time.perf_counter()
+    canary = bytes.fromhex(canonical_render(members, 1, engine).digest()) if job.rank == job.world - 1 else digest
+    canaries = _all_gather_bytes(canary, device, job.world)
+    canary_seconds = time.perf_counter() - started
     return {"rank": job.rank, "backend": job.backend, "device": str(device), "deliveries": len(deliveries),
             "applied": applied, "redeliveries": sum(k == REDELIVERY for _, k in deliveries),
             "drops": sum(k == DROPPED for _, k in deliveries), "members": len(members),
-            "arrivals": arrivals[:16],
+            "arrivals": arrivals, "order": [index for index, kind in deliveries if kind in (FIRST, DROPPED)],
             "digest": digest.hex(), "set_digest": set_digest.hex(), "tokens": rendered.tokens,
-            "gathered_digests": [d.hex() for d in digests], "gathered_sets": [d.hex() for d in sets]}
+            "gathered_digests": [d.hex() for d in digests], "gathered_sets": [d.hex() for d in sets],
+            "canary": {"rank": job.rank, "digest": canary.hex(), "set_digest": set_digest.hex(),
+                       "gathered_digests": [d.hex() for d in canaries], "seconds": round(canary_seconds, 4)}}

@@ -8,9 +8,13 @@
    restarts the gateway and tears uploads, at operations drawn from the seed.
 3. Heal: no more faults; ring merges (each replica into the next, around twice) through the
    same worker code until a full pass adds nothing.
-4. Verdict, computed here from the stores themselves: leftovers of killed writers cleaned (and
-   counted); every replica fully validated; the same set everywhere; the same render digest
-   everywhere; every acknowledged put present everywhere; nothing that no agent published.
+4. Verdict (``judge``), from the stores themselves and the client's books: leftovers of killed
+   writers cleaned (and counted); every replica fully validated; the same set everywhere; the
+   same render digest everywhere; every put in the ledger (``ledger``: written by the driver at
+   acknowledgment time, outside the stores) present everywhere; nothing no agent published.
+5. Instruments that prove they could see: the canary (an acknowledged write deleted from a
+   replica of its own must be reported lost by the same judge) and the crash table
+   (``crashes``: a directory put and clean SIGKILLed at each step, with its negative controls).
 
 C7 holds when the sets and digests agree; C2 (nothing lost: a merge only adds) when every
 acknowledged put is present on every replica.  Anything that prevents the verdict (the time
@@ -29,20 +33,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from realstate.exchange.stores import open_store
-from realstate.processes import properties as P
+from realstate.exchange.stores import is_s3_url, open_store
+from realstate.processes.soak.crashes import PUT_STEPS, CrashTable, crash_table
 from realstate.processes.soak.endpoint import MotoEndpoint, client_environment, free_port
 from realstate.processes.soak.gateway import Gateway
+from realstate.processes.soak.judge import canary_verdict, judge, lose
+from realstate.processes.soak.ledger import Ledger
 from realstate.processes.soak.nemesis import FaultPlan, plan_faults, restart_gateway, torn_upload
+from realstate.processes.soak.outcome import soak_report
 from realstate.processes.soak.processes import Worker, WorkerDied, WorkerPool
-from realstate.processes.soak.settings import FAULT_KINDS, SoakSettings
+from realstate.processes.soak.settings import SoakSettings
 from realstate.processes.soak.synthetic import soak_fragment
-from spec import InputError, Outcome, PartReport, Progress, Table, content_id_hex, no_progress
+from spec import InputError, PartReport, Progress, content_id_hex, no_progress
 
-PART = "realstate"
 BUCKET = "canonmerge-soak"
 HEAL_PASSES = 4
-MEASURED_MID = ("kill-put", "kill-merge", "restart-endpoint", "torn-upload")
+S3_PUT_STEPS = 2  # an S3 put reports "upload sent" and "uploaded"
 
 
 @dataclass
@@ -52,8 +58,9 @@ class Tally:
     ops: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     mid_operation: Counter[str] = field(default_factory=Counter)
+    kill_steps: Counter[str] = field(default_factory=Counter)  # "kind: step" -> kills that landed there
+    owed: Counter[str] = field(default_factory=Counter)  # kills that found their operation over: next one
     errors: list[str] = field(default_factory=list)
-    acknowledged: dict[str, set[str]] = field(default_factory=dict)  # replica -> ids acknowledged there
     events: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -84,6 +91,9 @@ class Soak:
         self._nemesis_threads: list[threading.Thread] = []
         self.heal_slot: list[Worker] | None = None
         self.s3_in_flight = 0  # S3 operations sent and not yet answered (under tally.lock)
+        self.ledger: Ledger | None = None
+        self.crashes: CrashTable | None = None
+        self.canary: dict[str, Any] | None = None
 
     # -- set-up and tear-down -------------------------------------------------------------------
 
@@ -105,10 +115,13 @@ class Soak:
             self.replicas.append(f"s3://{BUCKET}/replica-{i}/" if on_s3 else str(self.workdir / f"replica-{i}"))
         for location in self.replicas:
             open_store(location, create=True, s3_client=self.s3_client)
+        self.ledger = Ledger(self.workdir / "acknowledged.jsonl", self.replicas)
         self.pool = WorkerPool(s.seed, s.shape, env, start_timeout_s=max(60.0, s.op_timeout_s))
         self.pool.fill()
 
     def tear_down(self) -> None:
+        if self.ledger is not None:
+            self.ledger.close()
         for thread in self._nemesis_threads:
             thread.join(timeout=30)
         if self.pool is not None:
@@ -158,30 +171,46 @@ class Soak:
             self.tally.mid_operation["torn-upload"] += 1
             self.tally.events.append(f"torn upload into {replica}: {what}")
 
-    def _command(self, worker: Worker, command: dict[str, Any], kill: bool, kind: str) -> dict[str, Any] | None:
-        """Send ``command``; with ``kill``, SIGKILL the worker a moment after it starts (the reply
-        is then lost).  ``None`` when the worker died or timed out (it is replaced)."""
+    def _kill_step(self, kind: str, planned: int | None, location: str) -> int | None:
+        """The step a kill of this operation lands at: the plan's (folded onto the steps the store
+        reports), else the first step when a kill is owed, else none."""
+        if planned is not None:
+            per_put = S3_PUT_STEPS if is_s3_url(location) else len(PUT_STEPS)
+            steps = per_put if kind == "kill-put" else 1 + per_put  # a merge lists first
+            return 1 + (planned - 1) % steps
+        with self.tally.lock:
+            if self.tally.owed[kind]:
+                self.tally.owed[kind] -= 1
+                return 1
+        return None
+
+    def _command(self, worker: Worker, command: dict[str, Any], kind: str) -> dict[str, Any] | None:
+        """Send ``command``; ``None`` when the worker killed itself at the command's ``crash_at``
+        step (the reply is then lost; the kill is counted as landed mid-operation)."""
         worker.send(command)
         budget = max(1.0, min(self.settings.op_timeout_s, self.deadline - time.monotonic() + 30.0))
         if worker.next_message(budget) != {"started": True}:
             raise InputError(f"worker {worker.pid}: protocol error")
-        if kill:
-            time.sleep(self.rng.uniform(0.0, 0.004))
-            landed = not worker.has_message()  # the reply had not come yet: killed mid-operation
+        reply = worker.next_message(budget)
+        if "crashed_at" in reply:
             worker.kill()
             with self.tally.lock:
                 self.tally.faults[kind] += 1
-                self.tally.mid_operation[kind] += landed
+                self.tally.mid_operation[kind] += 1
+                self.tally.kill_steps[f"{kind}: {reply['crashed_at']}"] += 1
             return None
-        return worker.next_message(budget)
+        if command.get("crash_at"):
+            with self.tally.lock:
+                self.tally.owed[kind] += 1  # the operation ended before that step: the next one is killed
+        return reply
 
-    def _run_op(self, slot: list[Worker], command: dict[str, Any], kill: bool, kind: str) -> dict[str, Any] | None:
+    def _run_op(self, slot: list[Worker], command: dict[str, Any], kind: str) -> dict[str, Any] | None:
         assert self.pool is not None
         s3 = any(str(command.get(k, "")).startswith("s3://") for k in ("store", "dst", "src"))
         with self.tally.lock:
             self.s3_in_flight += s3
         try:
-            reply = self._command(slot[0], command, kill, kind)
+            reply = self._command(slot[0], command, kind)
         except (WorkerDied, TimeoutError) as exc:
             self.tally.error(f"{command['op']}: {exc}")
             slot[0].kill()
@@ -193,35 +222,60 @@ class Soak:
             slot[0] = self.pool.take()
         return reply
 
+    def publish(self, slot: list[Worker], replica: str, agent: int, index: int, ledger: Ledger,
+                planned_kill: int | None = None, label: str = "put") -> str | None:
+        """Put agent ``agent``'s ``index``-th fragment into ``replica`` until acknowledged; the
+        acknowledgment goes into ``ledger`` before it counts.  Returns the id, ``None`` when out
+        of time or attempts.  Only the fault phase's puts (``label`` "put") meet the nemesis."""
+        s = self.settings
+        faults = label == "put"
+        for attempt in range(50):
+            if faults and time.monotonic() > self.deadline:
+                self.out_of_time = True
+                return None
+            if faults:
+                self._next_op()
+            self.tally.count(f"{label} sent")
+            step = self._kill_step("kill-put", planned_kill if attempt == 0 else None, replica) if faults else None
+            reply = self._run_op(slot, {"op": "put", "store": replica, "agent": agent, "index": index,
+                                        "crash_at": step}, "kill-put")
+            if reply is not None and reply.get("ok"):
+                ledger.acknowledge(replica, reply["id"])  # the books first: then it is acknowledged
+                self.tally.count(f"{label} acknowledged")
+                self.progress("soak: puts acknowledged", self.tally.ops["put acknowledged"], s.agents * s.fragments)
+                return str(reply["id"])
+            if reply is not None:
+                self.tally.count(f"{label} failed (retried)")
+                self.tally.error(f"{label} {agent}/{index} into {replica}: {reply.get('error')}")
+                time.sleep(0.1)
+            else:
+                self.tally.count(f"{label} killed or lost (retried)")
+        return None
+
     def _agent(self, agent: int) -> None:
-        assert self.pool is not None
+        assert self.pool is not None and self.ledger is not None
         s = self.settings
         replica = self.replicas[agent % len(self.replicas)]
         slot = [self.pool.take()]
         for index in range(s.fragments):
-            put_number = agent * s.fragments + index
-            kill = put_number in self.plan.kill_puts
-            for attempt in range(50):
-                if time.monotonic() > self.deadline:
-                    self.out_of_time = True
-                    return
-                self._next_op()
-                self.tally.count("put sent")
-                reply = self._run_op(slot, {"op": "put", "store": replica, "agent": agent, "index": index},
-                                     kill and attempt == 0, "kill-put")
-                if reply is not None and reply.get("ok"):
-                    self.tally.count("put acknowledged")
-                    self.progress("soak: puts acknowledged", self.tally.ops["put acknowledged"],
-                                  s.agents * s.fragments)
-                    with self.tally.lock:
-                        self.tally.acknowledged.setdefault(replica, set()).add(reply["id"])
-                    break
-                if reply is not None:
-                    self.tally.count("put failed (retried)")
-                    self.tally.error(f"put {agent}/{index} into {replica}: {reply.get('error')}")
-                    time.sleep(0.1)
-                else:
-                    self.tally.count("put killed or lost (retried)")
+            if self.publish(slot, replica, agent, index, self.ledger,
+                            self.plan.kill_puts.get(agent * s.fragments + index)) is None and self.out_of_time:
+                return
+
+    def _merge(self, slot: list[Worker], dst: int, src: int, planned_kill: int | None) -> dict[str, Any] | None:
+        self.tally.count("merge sent")
+        step = self._kill_step("kill-merge", planned_kill, self.replicas[dst])
+        reply = self._run_op(slot, {"op": "merge", "dst": self.replicas[dst], "src": self.replicas[src],
+                                    "crash_at": step}, "kill-merge")
+        if reply is None:
+            self.tally.count("merge killed or lost")
+        elif reply.get("ok"):
+            self.tally.count("merge completed")
+            self.tally.count("fragments copied by merges", reply["added"])
+        else:
+            self.tally.count("merge failed")
+            self.tally.error(f"merge {dst} <- {src}: {reply.get('error')}")
+        return reply
 
     def _gossiper(self, work: list[tuple[int, tuple[int, int]]]) -> None:
         assert self.pool is not None
@@ -232,17 +286,12 @@ class Soak:
                 self.out_of_time = True
                 return
             self._next_op()
-            self.tally.count("merge sent")
-            reply = self._run_op(slot, {"op": "merge", "dst": self.replicas[dst], "src": self.replicas[src]},
-                                 number in self.plan.kill_merges, "kill-merge")
-            if reply is None:
-                self.tally.count("merge killed or lost")
-            elif reply.get("ok"):
-                self.tally.count("merge completed")
-                self.tally.count("fragments copied by merges", reply["added"])
-            else:
-                self.tally.count("merge failed")
-                self.tally.error(f"merge {dst} <- {src}: {reply.get('error')}")
+            planned = self.plan.kill_merges.get(number)
+            if self._merge(slot, dst, src, planned) is not None and planned is not None:
+                self._merge(slot, dst, src, None)  # the kill found it over: again, killed when it has listed
+            with self.tally.lock:
+                for mark in self.plan.marks[number]:  # a duplicated or reordered delivery, delivered
+                    self.tally.mid_operation[mark] += 1
 
     def fault_phase(self) -> None:
         s = self.settings
@@ -274,7 +323,7 @@ class Soak:
             for i in range(n):
                 for _ in range(5):  # a merge that errors (it should not, now) is retried
                     reply = self._run_op(slot, {"op": "merge", "dst": self.replicas[(i + 1) % n],
-                                                "src": self.replicas[i]}, False, "")
+                                                "src": self.replicas[i]}, "")
                     self.tally.count("heal merges")
                     if reply is not None and reply.get("ok"):
                         added += reply["added"]
@@ -284,37 +333,37 @@ class Soak:
                 return passes
         return HEAL_PASSES
 
-    # -- verdict --------------------------------------------------------------------------------
+    # -- verdict and instruments ----------------------------------------------------------------
+
+    def _generated(self, agents: range) -> set[str]:
+        s = self.settings
+        return {content_id_hex(soak_fragment(s.seed, a, j, s.shape).content_id)
+                for a in agents for j in range(s.fragments)}
 
     def judge(self) -> dict[str, Any]:
-        """Read every replica through the product's store code and compare (module doc)."""
-        from realstate.kernel.render import canonical_render
+        """Every replica against the others and against the books (``judge``)."""
+        assert self.ledger is not None
+        return judge(self.replicas, self.ledger.path, self._generated(range(self.settings.agents)), self.s3_client)
 
+    def run_canary(self) -> dict[str, Any]:
+        """One acknowledged write into a replica of its own, deleted, then judged (module doc)."""
+        assert self.pool is not None
         s = self.settings
-        generated = {content_id_hex(soak_fragment(s.seed, a, j, s.shape).content_id)
-                     for a in range(s.agents) for j in range(s.fragments)}
+        location = str(self.workdir / "canary-replica")
+        open_store(location, create=True)
+        ledger = Ledger(self.workdir / "canary-acknowledged.jsonl", [location])
+        try:
+            cid = self.publish(self.heal_slot or [self.pool.take()], location, s.agents, 0, ledger, label="canary put")
+        finally:
+            ledger.close()
+        if cid is None:
+            return {"seen": False, "problem": "the canary's put was never acknowledged"}
+        lose(location, cid)
+        return canary_verdict(location, ledger.path, cid, {cid})
 
-        def read_all() -> list[dict[str, Any]]:
-            rows = []
-            for location in self.replicas:
-                store = open_store(location, s3_client=self.s3_client)
-                cleaned = store.clean_temporaries(older_than_s=0)
-                fragments = store.fragments()
-                rows.append({"replica": location, "kind": store.kind, "temporaries_cleaned": len(cleaned),
-                             "ids": sorted(content_id_hex(f.content_id) for f in fragments),
-                             "digest": canonical_render(fragments).digest() if len(fragments) else None,
-                             "verify_ok": store.verify().ok})
-            return rows
-
-        rows = read_all()
-        sets = {tuple(r["ids"]) for r in rows}
-        digests = {r["digest"] for r in rows}
-        union = set().union(*(set(r["ids"]) for r in rows))
-        everywhere = set.intersection(*(set(r["ids"]) for r in rows))
-        acknowledged = set().union(*self.tally.acknowledged.values()) if self.tally.acknowledged else set()
-        return {"replicas": rows, "sets": len(sets), "digests": len(digests), "union": len(union),
-                "generated": len(generated), "acknowledged": len(acknowledged),
-                "lost": sorted(acknowledged - everywhere), "invented": sorted(union - generated)}
+    def run_crash_table(self) -> CrashTable:
+        s = self.settings
+        return crash_table(self.workdir / "crash-table", soak_fragment(s.seed, s.agents + 1, 0, s.shape))
 
 
 def _credentials(env: dict[str, str]) -> dict[str, str]:
@@ -342,60 +391,18 @@ def run_soak(settings: SoakSettings, progress: Progress = no_progress, workdir: 
             phases[name] = round(time.perf_counter() - t, 2)
 
     try:
+        soak.crashes = phase("crash table", soak.run_crash_table)  # forks: before any thread starts
         phase("set-up", soak.set_up)
         phase("fault phase", soak.fault_phase)
         heal_passes = phase("heal", soak.heal)
         verdict = phase("verdict", soak.judge)
+        soak.canary = phase("canary", soak.run_canary)
     finally:
         soak.tear_down()
         if keep:
             notes.append(f"replica directories kept under {base}")
         else:
             shutil.rmtree(base, ignore_errors=True)
-    report = _report(settings, soak, verdict, heal_passes, time.perf_counter() - started, notes)
+    report = soak_report(settings, soak, verdict, heal_passes, time.perf_counter() - started, notes)
     report.data["phase_seconds"] = phases
     return report
-
-
-def _report(settings: SoakSettings, soak: Soak, verdict: dict[str, Any] | None, heal_passes: int,
-            seconds: float, notes: list[str]) -> PartReport:
-    tally = soak.tally
-    ops_table = Table("soak: operations", ["operation", "count"], [[k, str(v)] for k, v in sorted(tally.ops.items())])
-    ops_table.rows.append(["worker processes started", str(soak.pool.started if soak.pool else 0)])
-    ops_table.rows.append(["heal passes", str(heal_passes)])
-    faults_table = Table("soak: faults injected", ["fault", "planned", "injected", "mid-operation"],
-                         [[k, str(soak.plan.counts.get(k, 0)), str(tally.faults.get(k, 0)),
-                           str(tally.mid_operation.get(k, 0)) if k in MEASURED_MID else "-"] for k in FAULT_KINDS])
-    tables = [ops_table, faults_table]
-    data: dict[str, Any] = {"settings": {k: v for k, v in vars(settings).items() if k != "shape"},
-                            "shape": vars(settings.shape), "operations": dict(tally.ops),
-                            "faults": dict(tally.faults), "faults_mid_operation": dict(tally.mid_operation),
-                            "planned_faults": soak.plan.counts, "errors": tally.errors, "events": tally.events[:50],
-                            "seconds": round(seconds, 2), "out_of_time": soak.out_of_time}
-    if soak.out_of_time:
-        notes.append(f"the time budget (--max-seconds {settings.max_seconds:g}) ran out during the fault phase; "
-                     f"the remaining operations were not run")
-    if verdict is None:
-        results = [P.SOAK_CONVERGE.result(Outcome.UNKNOWN, "no verdict", seconds)]
-        return PartReport(PART, results, tables, data, notes)
-    data["verdict"] = {k: v for k, v in verdict.items() if k != "replicas"}
-    data["replicas"] = [{k: v for k, v in r.items() if k != "ids"} | {"fragments": len(r["ids"])}
-                        for r in verdict["replicas"]]
-    tables.append(Table("soak: replicas at quiescence", ["replica", "kind", "fragments", "render digest",
-                                                         "temporaries cleaned", "verify"],
-                        [[r["replica"], r["kind"], str(len(r["ids"])), (r["digest"] or "-")[:16],
-                          str(r["temporaries_cleaned"]), "ok" if r["verify_ok"] else "CORRUPT"]
-                         for r in verdict["replicas"]]))
-    converged = (verdict["sets"] == 1 and verdict["digests"] == 1 and verdict["union"] > 0
-                 and all(r["verify_ok"] for r in verdict["replicas"]))
-    faults = sum(tally.faults.values())
-    figure = (f"{len(soak.replicas)} replicas: {verdict['sets']} set(s), {verdict['digests']} render digest(s) "
-              f"/ {sum(v for k, v in tally.ops.items() if k.endswith('sent'))} ops, {faults} faults")
-    safe = not verdict["lost"] and not verdict["invented"]
-    results = [
-        P.SOAK_CONVERGE.holds_if(converged, figure, seconds, sets=verdict["sets"], digests=verdict["digests"]),
-        P.SOAK_DURABLE.holds_if(safe, f"{verdict['acknowledged']} acknowledged, {len(verdict['lost'])} lost, "
-                                f"{len(verdict['invented'])} never published", 0.0,
-                                lost=verdict["lost"][:10], invented=verdict["invented"][:10]),
-    ]
-    return PartReport(PART, results, tables, data, notes)
