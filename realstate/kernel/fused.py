@@ -11,8 +11,8 @@ numba compiles without fast-math, so LLVM neither reassociates nor fuses a multi
 
 It applies to CPU keys in bfloat16, float32, and float16 where the CPU converts half precision in
 hardware (F16C: LLVM's conversions, IEEE round to nearest even, as torch's); elsewhere the torch
-path runs.  The (layer, head) blocks are split between ``torch.get_num_threads()`` threads or as
-many as asked (plain threads calling a kernel that releases the GIL: safe under a caller's threads
+path runs.  The (layer, head) blocks are split between the threads ``realstate.kernel.threads``
+gives a render of this size, or as many as asked (plain threads calling a kernel that releases the GIL: safe under a caller's threads
 and forks, unlike numba's parallel loops).  Compiled on first use (about 2 s), cached on disk."""
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ import torch
 from llvmlite import binding, ir
 from numba import types
 from numba.extending import intrinsic
+
+from realstate.kernel.threads import threads_for
 
 
 @intrinsic
@@ -147,7 +149,7 @@ def rotate_pieces(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, 
                   threads: int | None = None) -> None:
     """Write each ``(keys [L, H, n, D], position, cos [D], sin [D])`` into ``dest [L, H, T, D]``
     at ``position`` along the token axis, rotated by the angles whose float32 cos and sin are
-    given, the blocks split between ``threads`` (default ``torch.get_num_threads()``).  The
+    given, the blocks split between ``threads`` (default ``threads_for`` the render's size).  The
     callers (``realstate.kernel.rope``) have checked shapes, dtypes and positions."""
     kernel, element, ieee_half = _KERNELS[dest.dtype]
     head_dim = dest.shape[-1]
@@ -155,7 +157,7 @@ def rotate_pieces(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, 
     work = [(_array(keys.reshape(-1, keys.shape[2], head_dim), element), position,
              cos.numpy(), sin.numpy()) for keys, position, cos, sin in pieces]
     blocks = out.shape[0]
-    threads = max(1, min(torch.get_num_threads() if threads is None else threads, blocks))
+    threads = max(1, min(threads_for(dest.numel()) if threads is None else threads, blocks))
     bounds = [blocks * i // threads for i in range(threads + 1)]
 
     errors: list[BaseException] = []

@@ -23,6 +23,7 @@ from realstate.kernel.engine import CANONICAL, Engine
 from realstate.kernel.fingerprint import Fingerprint
 from realstate.kernel.fragment import Fragment, content_id_of
 from realstate.kernel.rope import reencode_into, render_keys
+from realstate.kernel.threads import limited
 from spec import InputError
 
 if TYPE_CHECKING:  # annotations only: canonmerge check renders without importing transformers
@@ -167,6 +168,14 @@ def _render_batch(batch: list[_Prepared], base: int, engine: Engine,
                   batched: Callable[..., torch.Tensor]) -> list[Rendered]:
     first = batch[0]
     fp = first.fingerprint
+    with limited(len(batch) * first.total * fp.layers * fp.kv_heads * fp.head_dim):  # elements per tensor
+        return _write_batch(batch, base, engine, batched)
+
+
+def _write_batch(batch: list[_Prepared], base: int, engine: Engine,
+                 batched: Callable[..., torch.Tensor]) -> list[Rendered]:
+    first = batch[0]
+    fp = first.fingerprint
     inv_freq = engine.frequencies(fp)
     if len(batch) == 1:
         keys = batched(first.sources, first.spans, inv_freq, chunk_elements=engine.chunk_elements,
@@ -183,6 +192,12 @@ def _render_batch(batch: list[_Prepared], base: int, engine: Engine,
 
 def _render_each(p: _Prepared, base: int, engine: Engine) -> Rendered:
     """The per-fragment path: ``engine.reencode`` writes each fragment's slice of the keys."""
+    fp = p.fingerprint
+    with limited(p.total * fp.layers * fp.kv_heads * fp.head_dim):
+        return _write_each(p, base, engine)
+
+
+def _write_each(p: _Prepared, base: int, engine: Engine) -> Rendered:
     fp = p.fingerprint
     inv_freq = engine.frequencies(fp)
     keys = torch.empty((fp.layers, fp.kv_heads, p.total, fp.head_dim), dtype=p.sources[0].dtype,

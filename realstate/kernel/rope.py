@@ -30,6 +30,8 @@ from types import ModuleType
 
 import torch
 
+from realstate.kernel.threads import limited
+
 # elements per chunk (and the size up to which a render is rotated in place in one go): large
 # enough that per-call overhead is small, small enough that the float32 scratch stays in the
 # last-level cache.  2**17..2**19 measured alike on the qwen3-1.7b geometry on a loaded 2-core
@@ -148,10 +150,12 @@ def render_keys(sources: Sequence[torch.Tensor], spans: _Spans, inv_freq: Sequen
     tokens = sum([n for n, _ in spans])
     frequencies = tuple(inv_freq)
     chunk = CHUNK_ELEMENTS if chunk_elements is None else chunk_elements
-    if layers * heads * tokens * head_dim <= chunk:
-        dest = torch.cat(sources, dim=2)
-        for start, length, cos, signed_sin in _small_plan(frequencies, spans, tokens, first.device):
-            _rotate_in_place(dest, start, length, cos, signed_sin)
+    elements = layers * heads * tokens * head_dim
+    if elements <= chunk:
+        with limited(elements):
+            dest = torch.cat(sources, dim=2)
+            for start, length, cos, signed_sin in _small_plan(frequencies, spans, tokens, first.device):
+                _rotate_in_place(dest, start, length, cos, signed_sin)
         return dest
     dest = torch.empty((layers, heads, tokens, head_dim), dtype=first.dtype, device=first.device)
     position, pieces = 0, []
@@ -181,17 +185,26 @@ def reencode_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int,
     if dest.numel() > chunk:
         _write_spans(dest, pieces, frequencies, chunk, fused, threads)
         return
-    for keys, position, delta in pieces:  # few elements: copy, then rotate with the fewest operations
-        dest[:, :, position:position + keys.shape[2]].copy_(keys)
-        if delta != 0:
-            tables = _delta_table(frequencies, delta, dest.device)  # [3, 1, D]: broadcast over positions
-            _rotate_in_place(dest, position, keys.shape[2], tables[0], tables[2])
+    with limited(dest.numel()):
+        for keys, position, delta in pieces:  # few elements: copy, then rotate with the fewest operations
+            dest[:, :, position:position + keys.shape[2]].copy_(keys)
+            if delta != 0:
+                tables = _delta_table(frequencies, delta, dest.device)  # [3, 1, D]: broadcast over positions
+                _rotate_in_place(dest, position, keys.shape[2], tables[0], tables[2])
 
 
 def _write_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, int]],
                  inv_freq: tuple[float, ...], chunk: int, fused: bool, threads: int | None) -> None:
     """From the sources straight into ``dest``: by the compiled kernel where it applies (and
-    ``fused``), else chunk by chunk with pieces with δ ≠ 0 that lie back to back rotated together."""
+    ``fused``), else chunk by chunk with pieces with δ ≠ 0 that lie back to back rotated together.
+    Torch's operations and the kernel (unless ``threads`` is given) run on the threads
+    ``realstate.kernel.threads`` gives a render of this size."""
+    with limited(dest.numel()):
+        _write_spans_limited(dest, pieces, inv_freq, chunk, fused, threads)
+
+
+def _write_spans_limited(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, int]],
+                         inv_freq: tuple[float, ...], chunk: int, fused: bool, threads: int | None) -> None:
     kernel = fused_kernel(dest) if fused else None
     if kernel is not None:
         _write_fused(dest, pieces, inv_freq, kernel, threads)
