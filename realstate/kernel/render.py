@@ -130,7 +130,11 @@ def render_layout(placements: Sequence[Placement], base: int, engine: Engine = C
     """Write every fragment, re-encoded to its offset, into one buffer per tensor: values by one
     concatenation, keys by one batched re-encoding (an engine whose re-encoding has no batched
     twin, e.g. a planted bug, is called once per fragment instead)."""
-    return render_layouts([placements], base, engine, reencode)[0]
+    prepared = _prepare(placements, base, reencode)
+    batched = _BATCHED_REENCODE.get(engine.reencode)
+    if batched is None:
+        return _render_each(prepared, base, engine)
+    return _render_batch([prepared], base, engine, batched)[0]
 
 
 def render_layouts(layouts: Sequence[Sequence[Placement]], base: int, engine: Engine = CANONICAL,
@@ -142,12 +146,12 @@ def render_layouts(layouts: Sequence[Sequence[Placement]], base: int, engine: En
     every render holds the bytes it would alone (tested); what is shared is only the fixed cost
     of the torch calls, which is most of the cost of a checker's tiny render.  Each render's
     tensors are contiguous views into its batch."""
+    if len(layouts) == 1:  # one render (every call but the checker's): nothing to group
+        return [render_layout(layouts[0], base, engine, reencode)]
     prepared = [_prepare(p, base, reencode) for p in layouts]
     batched = _BATCHED_REENCODE.get(engine.reencode)
     if batched is None:
         return [_render_each(p, base, engine) for p in prepared]
-    if len(prepared) == 1:  # one render (every call but the checker's): nothing to group
-        return _render_batch(prepared, base, engine, batched)
     rendered: list[Rendered] = [None] * len(prepared)  # type: ignore[list-item]
     groups: dict[tuple[int, tuple[tuple[int, int], ...], torch.device], list[int]] = {}
     bound = BATCH_ELEMENTS if engine.batch_elements is None else engine.batch_elements
@@ -222,7 +226,7 @@ def canonical_renders(states: Iterable[Iterable[Fragment]], base: int = 0,
 
 def canonical_render(fragments: Iterable[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:
     """CanonicalMerge of the *set* of ``fragments`` (duplicates by content id count once)."""
-    return canonical_renders([fragments], base, engine)[0]
+    return render_layout(layout(engine.order(list(engine.collect(fragments))), base), base, engine)
 
 
 def bag_render(fragments: Sequence[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:
