@@ -86,7 +86,8 @@ def main() -> None:
             first["fsum_over_exact"]["loaded"] >= EXACT_SPEEDUP_UNDER_LOAD_MIN,
     }
     print(json.dumps({"geometry": args.geometry, "shape": [g.kv_heads, args.tokens, g.head_dim],
-                      "threads": allowance, "split_all": args.split_all, "cpu_count": os.cpu_count(), "hog_processes": hogs,
+                      "threads": allowance, "split_all": args.split_all, "cpu_count": os.cpu_count(),
+                      "hog_processes": hogs,
                       "load_average_before": background, "repeats": args.repeats, "results": rows,
                       "targets": targets}, indent=2))
 

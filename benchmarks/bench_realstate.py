@@ -31,7 +31,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cpu_hog import CpuHog, canary, columns, load_average, side_by_side  # noqa: E402
+from cpu_hog import CLOCKS, CpuHog, canary, columns, load_average, side_by_side  # noqa: E402
 
 import realstate.kernel.rope as rope  # noqa: E402
 from realstate.kernel import threads  # noqa: E402
@@ -71,6 +71,11 @@ def main() -> None:
     parser.add_argument("--split-all", action="store_true",
                         help="the thread policy off: every operation split between the threads, as torch does "
                              "on its own (for comparison)")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
+                        help="wall time (default) or the measuring thread's CPU time (per-call cost without "
+                             "other processes' share of the cores)")
+    parser.add_argument("--only", default="", help="comma-separated groups to measure (default all): "
+                                                   "render, render_torch_path, tiny, content_id, order_key")
     parser.add_argument("--chunk", type=int, default=0,
                         help="log2 of realstate.kernel.rope.CHUNK_ELEMENTS for this run (0 = the library's)")
     args = parser.parse_args()
@@ -102,33 +107,43 @@ def main() -> None:
         return lambda: (torch.cat(keys, dim=2), torch.cat(values, dim=2))
 
     mids = [f.middle_layer_keys() for f in frags]
+    # group -> its measures, and its rows: (measure, floor or None)
+    groups: dict[str, tuple[dict[str, Callable[[], object]], list[tuple[str, str | None]]]] = {
+        "render": ({"render": lambda: canonical_render(frags), "torch_cat": cat(frags)},
+                   [("render", "torch_cat"), ("torch_cat", None)]),
+        "render_torch_path": ({"render_torch_path": lambda: canonical_render(frags, engine=torch_path),
+                               "torch_cat": cat(frags)}, [("render_torch_path", "torch_cat")]),
+        "tiny": ({"tiny_render": lambda: canonical_render(tiny), "tiny_torch_cat": cat(tiny)},
+                 [("tiny_render", "tiny_torch_cat"), ("tiny_torch_cat", None)]),
+        "content_id": ({"content_id": our_ids, "raw_sha256": raw_hash},
+                       [("content_id", "raw_sha256"), ("raw_sha256", None)]),
+        "order_key": ({"order_key_exact": lambda: [exact_order_value(m) for m in mids],
+                       "order_key_fsum": lambda: [fsum_order_value(m) for m in mids],
+                       "order_key_float32": lambda: [float(torch.linalg.vector_norm(m.float(), dim=-1).mean())
+                                                     for m in mids]},
+                      [("order_key_exact", "order_key_float32"), ("order_key_fsum", "order_key_exact"),
+                       ("order_key_float32", None)]),
+    }
+    chosen = [g.strip() for g in args.only.split(",")] if args.only else list(groups)
+    unknown = sorted(set(chosen) - set(groups))
+    if unknown:
+        raise SystemExit(f"--only: unknown groups {', '.join(unknown)}; known: {', '.join(groups)}")
+    measures: dict[str, Callable[[], object]] = {"canary": canary}
+    for name in chosen:
+        measures.update(groups[name][0])
     with CpuHog(args.hog) as hog:
-        samples = side_by_side({"canary": canary,
-            "render": lambda: canonical_render(frags), "render_torch_path": lambda: canonical_render(
-                frags, engine=torch_path), "torch_cat": cat(frags),
-            "tiny_render": lambda: canonical_render(tiny), "tiny_torch_cat": cat(tiny),
-            "content_id": our_ids, "raw_sha256": raw_hash,
-            "order_key_exact": lambda: [exact_order_value(m) for m in mids],
-            "order_key_fsum": lambda: [fsum_order_value(m) for m in mids],
-            "order_key_float32": lambda: [float(torch.linalg.vector_norm(m.float(), dim=-1).mean()) for m in mids],
-        }, args.repeats, hog)
+        samples = side_by_side(measures, args.repeats, hog, clock=CLOCKS[args.clock])
     result = {
         "geometry": args.geometry, "dtype": args.dtype, "tokens": args.tokens, "fragments": len(frags),
         "bytes": total_bytes, "threads": allowance, "split_all": args.split_all, "cpu_count": os.cpu_count(),
         "hog_processes": hog.count, "load_average_before": background, "repeats": args.repeats,
-        "chunk_elements": rope.CHUNK_ELEMENTS, "compiled_kernel": rope.fused_kernel(frags[0].keys) is not None,
-        "tiny_tokens": TINY_TOKENS, "hog_felt_by_canary": columns(samples, "canary"),
-        "render": columns(samples, "render", "torch_cat"),
-        "render_torch_path": columns(samples, "render_torch_path", "torch_cat"),
-        "torch_cat": columns(samples, "torch_cat"),
-        "tiny_render": columns(samples, "tiny_render", "tiny_torch_cat"),
-        "tiny_torch_cat": columns(samples, "tiny_torch_cat"),
-        "content_id": columns(samples, "content_id", "raw_sha256"),
-        "raw_sha256": columns(samples, "raw_sha256"),
-        "order_key_exact": columns(samples, "order_key_exact", "order_key_float32"),
-        "order_key_fsum": columns(samples, "order_key_fsum", "order_key_exact"),
-        "order_key_float32": columns(samples, "order_key_float32"),
+        "clock": args.clock, "chunk_elements": rope.CHUNK_ELEMENTS,
+        "compiled_kernel": rope.fused_kernel(frags[0].keys) is not None, "tiny_tokens": TINY_TOKENS,
+        "hog_felt_by_canary": columns(samples, "canary"),
     }
+    for name in chosen:
+        for measure, floor in groups[name][1]:
+            result[measure] = columns(samples, measure, floor)
     print(json.dumps(result, indent=2))
 
 

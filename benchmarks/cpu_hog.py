@@ -73,11 +73,17 @@ def load_average() -> list[float]:
 Samples = dict[str, dict[str, list[float]]]  # condition -> measure -> seconds per call, per repeat
 
 
+CLOCKS: dict[str, Callable[[], float]] = {"wall": time.perf_counter, "cpu": time.thread_time}
+
+
 def side_by_side(measures: dict[str, Callable[[], object]], repeats: int, hog: CpuHog,
-                 min_sample_s: float = 0.05) -> Samples:
+                 min_sample_s: float = 0.05, clock: Callable[[], float] = time.perf_counter) -> Samples:
     """Seconds per call of each measure, quiet and loaded, sampled in alternation: each repeat
     takes every measure quiet, then every measure with the hog running.  A call shorter than
-    ``min_sample_s`` (timed quiet, once) is repeated inside a sample."""
+    ``min_sample_s`` (timed quiet, once) is repeated inside a sample.  ``clock`` is wall time by
+    default; ``time.thread_time`` counts only the CPU time of the measuring thread (the cost of a
+    call with other processes' share of the cores left out: the loaded column then shows only
+    what contention does to caches and memory)."""
     inner = {}
     for name, fn in measures.items():
         fn()  # warm-up: first-call costs are not the figure
@@ -87,10 +93,10 @@ def side_by_side(measures: dict[str, Callable[[], object]], repeats: int, hog: C
 
     def sample(name: str) -> float:
         fn, n = measures[name], inner[name]
-        t = time.perf_counter()
+        t = clock()
         for _ in range(n):
             fn()
-        return (time.perf_counter() - t) / n
+        return (clock() - t) / n
 
     samples: Samples = {c: {name: [] for name in measures} for c in CONDITIONS}
     for _ in range(repeats):
