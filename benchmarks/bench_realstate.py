@@ -4,7 +4,7 @@
   tensors (no sort, no re-encoding), at the chosen geometry; the same render on torch's
   operations only (``engine.unfused``: the path without the compiled kernel) as a second row;
 - tiny render: the same at the qwen3-tiny geometry with fragments of 6..18 tokens, where a render
-  is all per-call overhead;
+  is all per-call overhead (and on torch's operations only, the path before the compiled one);
 - content id: ``content_id_of`` vs. ``hashlib.sha256`` over the same key and value bytes;
 - order key: the exact m of each fragment vs. the previous exact path (``math.fsum`` per key
   vector) and a float32 ``torch.linalg.vector_norm(...).mean()`` (not exact; the speed floor).
@@ -113,8 +113,10 @@ def main() -> None:
                    [("render", "torch_cat"), ("torch_cat", None)]),
         "render_torch_path": ({"render_torch_path": lambda: canonical_render(frags, engine=torch_path),
                                "torch_cat": cat(frags)}, [("render_torch_path", "torch_cat")]),
-        "tiny": ({"tiny_render": lambda: canonical_render(tiny), "tiny_torch_cat": cat(tiny)},
-                 [("tiny_render", "tiny_torch_cat"), ("tiny_torch_cat", None)]),
+        "tiny": ({"tiny_render": lambda: canonical_render(tiny), "tiny_torch_cat": cat(tiny),
+                  "tiny_render_torch_path": lambda: canonical_render(tiny, engine=torch_path)},
+                 [("tiny_render", "tiny_torch_cat"), ("tiny_render_torch_path", "tiny_torch_cat"),
+                  ("tiny_torch_cat", None)]),
         "content_id": ({"content_id": our_ids, "raw_sha256": raw_hash},
                        [("content_id", "raw_sha256"), ("raw_sha256", None)]),
         "order_key": ({"order_key_exact": lambda: [exact_order_value(m) for m in mids],
