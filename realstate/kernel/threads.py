@@ -13,6 +13,9 @@ The allowance is torch's intra-op thread count: ``configure`` sets it for the pr
 command line's ``--threads``; by default the cores this process may run on, at most
 ``DEFAULT_CAP``), and ``limited`` lowers it around one piece of work.  Thread counts never change
 a result: every kernel that reads it gives the same bits on any number of threads (tested).
+Lowering is not coordinated between Python threads that render at the same time (torch's count
+is per process or per OS thread, by build): there, one thread's block can leave another's count
+lowered, which costs speed and never changes a bit.
 
 This module imports torch only when it has to act on it, so that a command that never touches
 a tensor (proofs, the claim index) can take ``--threads`` without paying for torch."""
