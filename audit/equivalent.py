@@ -90,9 +90,9 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/fused.py:158:operator_swap_op:939a72bb": _HALF_TEST,
     "realstate/kernel/fused.py:158:operator_swap_op:f9ad63a0": _HALF_TEST,
     "realstate/kernel/fused.py:162:operator_name:d2fa31b0": "the float32 kernel's IEEE-half flag, which it never reads",
-    "realstate/kernel/fused.py:173:operator_keywords:0afcc3f5": _KERNEL_PATH + " (every float dtype has a kernel here, so "
+    "realstate/kernel/fused.py:174:operator_keywords:8ed86946": _KERNEL_PATH + " (every float dtype has a kernel here, so "
                                                           "the inverted test sends them all to torch's path)",
-    "realstate/kernel/fused.py:173:operator_swap_op:b82f7c1f": _KERNEL_PATH + " (realstate.kernel.rope.fused_kernel returns None "
+    "realstate/kernel/fused.py:174:operator_swap_op:8110d4a2": _KERNEL_PATH + " (realstate.kernel.rope.fused_kernel returns None "
                                                          "for a tensor off the CPU before it asks applies)",
     "realstate/kernel/engine.py:44:operator_name:8963f59e": _KERNEL_PATH,
     "realstate/kernel/engine.py:82:operator_name:5796ce3f": _KERNEL_PATH + " (the torch engines then take the kernel too)",
@@ -103,28 +103,26 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/fused.py:89:operator_name:cbc94ee1": _KERNEL_COMPILE,
     "realstate/kernel/fused.py:89:operator_name:d2fa8e43": _KERNEL_COMPILE,
     "realstate/kernel/fused.py:91:operator_name:92fc4987": _KERNEL_COMPILE,
-    "realstate/kernel/fused.py:173:operator_swap_op:306e56e0": _KERNEL_PATH,
-    "realstate/kernel/fused.py:158:operator_if_exp:814c8b24": _KERNEL_THREADS,
-    "realstate/kernel/fused.py:158:operator_number:96f4bdd7": _KERNEL_THREADS,
-    "realstate/kernel/fused.py:198:operator_number:56b7ae09": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:199:operator_if_exp:dda0d475": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:199:operator_number:54afc918": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:200:operator_number:56b7ae09": _KERNEL_THREADS,
     "realstate/kernel/rope.py:46:operator_keywords:7ef2f4e3": _KERNEL_PATH,
     "realstate/kernel/rope.py:166:operator_name:7caa48e2": _KERNEL_PATH,
     "realstate/kernel/rope.py:203:operator_name:e876d23c": _KERNEL_PATH,
-    "realstate/kernel/rope.py:195:operator_if_exp:342669bd": _KERNEL_PATH,
-    "realstate/kernel/rope.py:195:operator_if_exp:8888ccdc": _KERNEL_PATH,
-    "realstate/kernel/rope.py:216:operator_remove_unary_ops:ad253378": _KERNEL_PATH,
-    "realstate/kernel/rope.py:216:operator_swap_op:b6cf8e34": _KERNEL_PATH + " (with numba, a CUDA tensor is still refused by "
+    "realstate/kernel/rope.py:241:operator_if_exp:3ea518a9": _KERNEL_PATH,
+    "realstate/kernel/rope.py:241:operator_if_exp:681a0cdc": _KERNEL_PATH,
+    "realstate/kernel/rope.py:263:operator_remove_unary_ops:81d471d4": _KERNEL_PATH,
+    "realstate/kernel/rope.py:263:operator_swap_op:25309151": _KERNEL_PATH + " (with numba, a CUDA tensor is still refused by "
                                                        "realstate.kernel.fused.applies)",
-    "realstate/kernel/rope.py:216:operator_swap_op:be41caa3": _KERNEL_PATH,
     "realstate/kernel/rope.py:266:operator_if_exp:36efa2b4": _KERNEL_PATH,
     "realstate/kernel/render.py:82:operator_number:23022ce0": _BATCH_SIZE,
     "realstate/kernel/render.py:82:operator_number:8d39cd7d": _BATCH_SIZE,
     "realstate/kernel/render.py:82:operator_swap_op:1e6f094d": _BATCH_SIZE,
-    "realstate/kernel/render.py:157:operator_if_exp:17cbf727": _BATCH_SIZE,
-    "realstate/kernel/render.py:160:operator_swap_op:29ae1fbe": _BATCH_SIZE,
-    "realstate/kernel/render.py:160:operator_swap_op:676321b2": _BATCH_SIZE,
-    "realstate/kernel/render.py:160:operator_swap_op:b055ccb9": _BATCH_SIZE,
-    "realstate/kernel/render.py:160:operator_swap_op:d0ecc40c": _BATCH_SIZE,
+    "realstate/kernel/render.py:171:operator_if_exp:17cbf727": _BATCH_SIZE,
+    "realstate/kernel/render.py:174:operator_swap_op:29ae1fbe": _BATCH_SIZE,
+    "realstate/kernel/render.py:174:operator_swap_op:676321b2": _BATCH_SIZE,
+    "realstate/kernel/render.py:174:operator_swap_op:b055ccb9": _BATCH_SIZE,
+    "realstate/kernel/render.py:174:operator_swap_op:d0ecc40c": _BATCH_SIZE,
     "realstate/kernel/rope.py:328:operator_swap_op:f8be3c19":
         "_rotate_run also copying a piece's empty overlap with a chunk (lo == hi): an empty copy writes nothing",
     "realstate/kernel/rope.py:314:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
@@ -150,15 +148,15 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/rope.py:113:operator_if_exp:84468763":
         "_span_tables concatenating a single part instead of making it contiguous: torch.cat of one tensor is a "
         "copy with the same values",
-    "realstate/kernel/rope.py:118:operator_number:0ce3229f": _TABLE_CACHE,
-    "realstate/kernel/rope.py:118:operator_swap_op:3113f2ad": _TABLE_CACHE,
-    "realstate/kernel/rope.py:118:operator_swap_op:895f93e3": _TABLE_CACHE,
-    "realstate/kernel/rope.py:118:operator_swap_op:9d478e00": _TABLE_CACHE,
-    "realstate/kernel/rope.py:150:operator_if_exp:c27da2a8": _RENDER_PATH,
-    "realstate/kernel/rope.py:151:operator_swap_op:2ddbadfb": _RENDER_PATH,
-    "realstate/kernel/rope.py:151:operator_swap_op:6fcdb19a": _RENDER_PATH,
-    "realstate/kernel/rope.py:151:operator_swap_op:c7f2234c": _RENDER_PATH,
-    "realstate/kernel/rope.py:151:operator_swap_op:fff42bfe": _RENDER_PATH,
+    "realstate/kernel/rope.py:123:operator_number:11bb79c1": _TABLE_CACHE,
+    "realstate/kernel/rope.py:123:operator_swap_op:4a63809e": _TABLE_CACHE,
+    "realstate/kernel/rope.py:123:operator_swap_op:6db34f07": _TABLE_CACHE,
+    "realstate/kernel/rope.py:123:operator_swap_op:8a220fbd": _TABLE_CACHE,
+    "realstate/kernel/rope.py:179:operator_if_exp:fbd841f7": _RENDER_PATH,
+    "realstate/kernel/rope.py:180:operator_swap_op:38d770ae": _RENDER_PATH,
+    "realstate/kernel/rope.py:180:operator_swap_op:b9eeb659": _RENDER_PATH,
+    "realstate/kernel/rope.py:180:operator_swap_op:d8f7769c": _RENDER_PATH,
+    "realstate/kernel/rope.py:181:operator_swap_op:e2917190": _RENDER_PATH,
     "realstate/kernel/rope.py:42:operator_number:3dc384a2": _CHUNK_SIZE,
     "realstate/kernel/rope.py:42:operator_number:f8e7f653": _CHUNK_SIZE,
     "realstate/kernel/rope.py:44:operator_number:9eda7764": _TABLE_CACHE,
@@ -217,7 +215,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/rope.py:44:operator_number:071f8317":
         "_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
         "one hold the same values",
-    "realstate/kernel/render.py:272:operator_number:0838a5d0":
+    "realstate/kernel/render.py:286:operator_number:0838a5d0":
         "naive_concat's default base: the naive render re-encodes nothing, so its bytes do not depend on the "
         "base, and the base is not part of the DynamicCache it returns",
     "realstate/kernel/order_value.py:60:operator_number:a4cd0307":
@@ -266,7 +264,7 @@ EQUIVALENT: dict[str, str] = {
     "spec/claims.py:170:operator_keywords:6281ee65": _ONLY_SELECTION,
     "spec/claims.py:170:operator_swap_op:72b1d4c8": _ONLY_SELECTION,
     "spec/claims.py:170:operator_swap_op:e19abd99": _ONLY_SELECTION,
-    "realstate/kernel/render.py:122:operator_swap_op:9f093efd": _ONE_DEVICE,
+    "realstate/kernel/render.py:132:operator_swap_op:5295901b": _ONE_DEVICE,
     "spec/fragment_set.py:26:operator_number:2fda3295":
         "the seed of the 'shuffled' iteration order: any seed is a shuffle; the correct render passes under "
         "every order",
@@ -327,6 +325,15 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/order_value.py:161:operator_number:c42b85ba":
         "float16 exponent shift 10 -> 11 in the plain-sum exactness test: the field read is floor(f/2) <= f, "
         "so the test only gets more pessimistic and more rows take the exact path: the same bits",
+    "realstate/kernel/rope.py:148:operator_number:80b57456": _TABLE_CACHE,
+    "realstate/kernel/rope.py:148:operator_swap_op:13c16f66": _TABLE_CACHE,
+    "realstate/kernel/rope.py:148:operator_swap_op:4ff21139": _TABLE_CACHE,
+    "realstate/kernel/rope.py:148:operator_swap_op:7d0de9f2": _TABLE_CACHE,
+    "realstate/kernel/rope.py:184:operator_if_exp:013e3fa3": _KERNEL_PATH,
+    "realstate/kernel/rope.py:184:operator_if_exp:6a689833": _KERNEL_PATH,
+    "realstate/kernel/rope.py:263:operator_remove_unary_ops:efccf4fc": _KERNEL_PATH,
+    "realstate/kernel/render.py:126:operator_swap_op:9c1b8979": _ONE_DEVICE,
+    "realstate/kernel/render.py:130:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
 }
 
 _EMPTY_AXIS = ("m's shape check weakened for an empty token or head axis: such keys still fail (range() with step 0, "

@@ -134,7 +134,7 @@ def test_the_small_renders_kernel_compiled_no_fused_multiply_add(dtype):
     listing must still hold separate multiplies and adds)."""
     import numba
 
-    kernel = fused._ROW_KERNELS[dtype]
+    kernel = fused._ROW_KERNELS[dtype][0]
     options = {k: v for k, v in kernel.targetoptions.items() if k not in ("cache", "nopython")}
 
     def listing_fmas(extra: dict) -> list[str]:

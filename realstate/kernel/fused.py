@@ -161,22 +161,24 @@ def _hardware_half() -> bool:
 # storage dtype -> (kernel, numpy element type of its arrays, whether the bits are IEEE half)
 _KERNELS = {torch.bfloat16: (_rotate_16bit, np.uint16, False), torch.float32: (_rotate_float32, np.float32, False)}
 # the same for the in-place kernel small renders rotate with
-_ROW_KERNELS = {torch.bfloat16: _rotate_rows_16bit, torch.float32: _rotate_rows_float32}
+_ROW_KERNELS = {torch.bfloat16: (_rotate_rows_16bit, np.uint16, False),
+                torch.float32: (_rotate_rows_float32, np.float32, False)}
 if _hardware_half():
     _KERNELS[torch.float16] = (_rotate_16bit, np.uint16, True)
-    _ROW_KERNELS[torch.float16] = _rotate_rows_16bit
+    _ROW_KERNELS[torch.float16] = (_rotate_rows_16bit, np.uint16, True)
 DTYPES = tuple(_KERNELS)
 
 
 def applies(dest: torch.Tensor) -> bool:
     """Whether renders into ``dest`` can use the kernel."""
-    return dest.device.type == "cpu" and dest.dtype in _KERNELS
+    return dest.is_cpu and dest.dtype in _KERNELS
 
 
 def _array(t: torch.Tensor, as_type: type) -> np.ndarray:
     """A numpy view of ``t``'s bytes (no copy), its elements read as ``as_type`` (a tensor
     that carries autograd history is read as plain data)."""
-    t = t.detach()
+    if t.requires_grad:
+        t = t.detach()
     if t.dtype in (torch.bfloat16, torch.float16):
         return t.view(torch.int16).numpy().view(as_type)
     return t.numpy()
@@ -221,6 +223,7 @@ def rotate_rows(dest: torch.Tensor, runs: np.ndarray, cos: np.ndarray, sin: np.n
     (int64 [R, 2]) along the token axis, row t by the angles whose float32 cos and sin are
     ``cos[t]`` and ``sin[t]`` ([T, D]).  What small renders use: one call for the whole render,
     after the keys were concatenated in place (``realstate.kernel.rope.render_keys``)."""
-    _, element, ieee_half = _KERNELS[dest.dtype]
-    buf = _array(dest.view(-1, dest.shape[2], dest.shape[3]), element)  # raises rather than copy
-    _ROW_KERNELS[dest.dtype](buf, runs, cos, sin, ieee_half)
+    kernel, element, ieee_half = _ROW_KERNELS[dest.dtype]
+    buf = _array(dest, element)
+    buf.shape = (-1, *buf.shape[2:])  # in place: numpy raises rather than copy
+    kernel(buf, runs, cos, sin, ieee_half)

@@ -106,22 +106,32 @@ class _Prepared(NamedTuple):
 
 
 def _prepare(placements: Sequence[Placement], base: int, reencode: bool) -> _Prepared:
-    fragments = [p.fragment for p in placements]
-    fp = _common_fingerprint(fragments)
-    sources, values, spans, total = [], [], [], 0
-    for p, f in zip(placements, fragments):
+    """One pass over the layout (a tiny render's cost is mostly such passes): the fingerprint
+    object compared first (equal fingerprints are almost always one object), devices compared
+    only where some tensor is not on the CPU."""
+    if not placements:
+        raise InputError("nothing to render: no fragments")
+    fp = placements[0].fragment.fingerprint
+    sources, values, spans, total, on_cpu = [], [], [], 0, True
+    for p in placements:
+        f = p.fragment
+        if f.fingerprint is not fp:
+            _common_fingerprint([placements[0].fragment, f])  # raises where they differ
         n = f.tokens
-        sources.append(f.keys)
+        keys = f.keys
+        sources.append(keys)
         values.append(f.values)
         spans.append((n, p.offset - f.start if reencode else 0))
         total += n
+        on_cpu = on_cpu and keys.is_cpu
     if base < 0 or base + total > fp.max_positions:
         raise InputError(f"render positions {base}..{base + total - 1} exceed the model's maximum "
                          f"{fp.max_positions}")
-    device = sources[0].device
-    if any(k.device != device for k in sources):  # rare: gather on the first fragment's device
-        sources = [k.to(device) for k in sources]
-        values = [v.to(device) for v in values]
+    if not on_cpu:
+        device = sources[0].device
+        if any(k.device != device for k in sources):  # rare: gather on the first fragment's device
+            sources = [k.to(device) for k in sources]
+            values = [v.to(device) for v in values]
     return _Prepared(fp, list(placements), sources, values, tuple(spans), total)
 
 
@@ -130,11 +140,15 @@ def render_layout(placements: Sequence[Placement], base: int, engine: Engine = C
     """Write every fragment, re-encoded to its offset, into one buffer per tensor: values by one
     concatenation, keys by one batched re-encoding (an engine whose re-encoding has no batched
     twin, e.g. a planted bug, is called once per fragment instead)."""
-    prepared = _prepare(placements, base, reencode)
+    p = _prepare(placements, base, reencode)
     batched = _BATCHED_REENCODE.get(engine.reencode)
     if batched is None:
-        return _render_each(prepared, base, engine)
-    return _render_batch([prepared], base, engine, batched)[0]
+        return _render_each(p, base, engine)
+    fp = p.fingerprint
+    with limited(p.total * fp.layers * fp.kv_heads * fp.head_dim):
+        keys = batched(p.sources, p.spans, engine.frequencies(fp), chunk_elements=engine.chunk_elements,
+                       fused=engine.fused, threads=engine.threads)
+        return Rendered(fp, base, keys, torch.cat(p.values, dim=2), p.placements)
 
 
 def render_layouts(layouts: Sequence[Sequence[Placement]], base: int, engine: Engine = CANONICAL,
@@ -181,7 +195,7 @@ def _write_batch(batch: list[_Prepared], base: int, engine: Engine,
     first = batch[0]
     fp = first.fingerprint
     inv_freq = engine.frequencies(fp)
-    if len(batch) == 1:
+    if len(batch) == 1:  # a render too large to share its calls, or alone in its group
         keys = batched(first.sources, first.spans, inv_freq, chunk_elements=engine.chunk_elements,
                        fused=engine.fused, threads=engine.threads)
         return [Rendered(fp, base, keys, torch.cat(first.values, dim=2), first.placements)]
