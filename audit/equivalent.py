@@ -84,15 +84,15 @@ _MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit
                  "the shift that follows drops it, so the field read is the same")
 
 EQUIVALENT: dict[str, str] = {
-    "realstate/kernel/fused.py:122:operator_keywords:c84a718d": _HALF_TEST,
-    "realstate/kernel/fused.py:122:operator_name:f125f303": _HALF_TEST,
-    "realstate/kernel/fused.py:122:operator_swap_op:2d1bb49b": _HALF_TEST,
-    "realstate/kernel/fused.py:122:operator_swap_op:939a72bb": _HALF_TEST,
-    "realstate/kernel/fused.py:122:operator_swap_op:f9ad63a0": _HALF_TEST,
-    "realstate/kernel/fused.py:126:operator_name:d2fa31b0": "the float32 kernel's IEEE-half flag, which it never reads",
-    "realstate/kernel/fused.py:134:operator_keywords:0afcc3f5": _KERNEL_PATH + " (every float dtype has a kernel here, so "
+    "realstate/kernel/fused.py:158:operator_keywords:c84a718d": _HALF_TEST,
+    "realstate/kernel/fused.py:158:operator_name:f125f303": _HALF_TEST,
+    "realstate/kernel/fused.py:158:operator_swap_op:2d1bb49b": _HALF_TEST,
+    "realstate/kernel/fused.py:158:operator_swap_op:939a72bb": _HALF_TEST,
+    "realstate/kernel/fused.py:158:operator_swap_op:f9ad63a0": _HALF_TEST,
+    "realstate/kernel/fused.py:162:operator_name:d2fa31b0": "the float32 kernel's IEEE-half flag, which it never reads",
+    "realstate/kernel/fused.py:174:operator_keywords:8ed86946": _KERNEL_PATH + " (every float dtype has a kernel here, so "
                                                           "the inverted test sends them all to torch's path)",
-    "realstate/kernel/fused.py:134:operator_swap_op:b82f7c1f": _KERNEL_PATH + " (realstate.kernel.rope.fused_kernel returns None "
+    "realstate/kernel/fused.py:174:operator_swap_op:8110d4a2": _KERNEL_PATH + " (realstate.kernel.rope.fused_kernel returns None "
                                                          "for a tensor off the CPU before it asks applies)",
     "realstate/kernel/engine.py:44:operator_name:8963f59e": _KERNEL_PATH,
     "realstate/kernel/engine.py:82:operator_name:5796ce3f": _KERNEL_PATH + " (the torch engines then take the kernel too)",
@@ -100,159 +100,157 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/engine.py:110:operator_number:bbaf928f":
         _KERNEL_PATH + " (the kernel engine's chunk size: the kernel does not chunk, and either probe puts "
                        "verify's renders above it)",
-    "realstate/kernel/fused.py:84:operator_name:cbc94ee1": _KERNEL_COMPILE,
-    "realstate/kernel/fused.py:84:operator_name:d2fa8e43": _KERNEL_COMPILE,
-    "realstate/kernel/fused.py:86:operator_name:92fc4987": _KERNEL_COMPILE,
-    "realstate/kernel/fused.py:134:operator_swap_op:306e56e0": _KERNEL_PATH,
-    "realstate/kernel/fused.py:158:operator_if_exp:814c8b24": _KERNEL_THREADS,
-    "realstate/kernel/fused.py:158:operator_number:96f4bdd7": _KERNEL_THREADS,
-    "realstate/kernel/fused.py:159:operator_number:56b7ae09": _KERNEL_THREADS,
-    "realstate/kernel/rope.py:41:operator_keywords:7ef2f4e3": _KERNEL_PATH,
-    "realstate/kernel/rope.py:137:operator_name:7caa48e2": _KERNEL_PATH,
-    "realstate/kernel/rope.py:166:operator_name:e876d23c": _KERNEL_PATH,
-    "realstate/kernel/rope.py:195:operator_if_exp:342669bd": _KERNEL_PATH,
-    "realstate/kernel/rope.py:195:operator_if_exp:8888ccdc": _KERNEL_PATH,
-    "realstate/kernel/rope.py:216:operator_remove_unary_ops:ad253378": _KERNEL_PATH,
-    "realstate/kernel/rope.py:216:operator_swap_op:b6cf8e34": _KERNEL_PATH + " (with numba, a CUDA tensor is still refused by "
+    "realstate/kernel/fused.py:89:operator_name:cbc94ee1": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:89:operator_name:d2fa8e43": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:91:operator_name:92fc4987": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:199:operator_if_exp:dda0d475": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:199:operator_number:54afc918": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:200:operator_number:56b7ae09": _KERNEL_THREADS,
+    "realstate/kernel/rope.py:46:operator_keywords:7ef2f4e3": _KERNEL_PATH,
+    "realstate/kernel/rope.py:166:operator_name:7caa48e2": _KERNEL_PATH,
+    "realstate/kernel/rope.py:203:operator_name:e876d23c": _KERNEL_PATH,
+    "realstate/kernel/rope.py:241:operator_if_exp:3ea518a9": _KERNEL_PATH,
+    "realstate/kernel/rope.py:241:operator_if_exp:681a0cdc": _KERNEL_PATH,
+    "realstate/kernel/rope.py:263:operator_remove_unary_ops:81d471d4": _KERNEL_PATH,
+    "realstate/kernel/rope.py:263:operator_swap_op:25309151": _KERNEL_PATH + " (with numba, a CUDA tensor is still refused by "
                                                        "realstate.kernel.fused.applies)",
-    "realstate/kernel/rope.py:216:operator_swap_op:be41caa3": _KERNEL_PATH,
-    "realstate/kernel/rope.py:220:operator_if_exp:36efa2b4": _KERNEL_PATH,
-    "realstate/kernel/render.py:81:operator_number:23022ce0": _BATCH_SIZE,
-    "realstate/kernel/render.py:81:operator_number:8d39cd7d": _BATCH_SIZE,
-    "realstate/kernel/render.py:81:operator_swap_op:1e6f094d": _BATCH_SIZE,
-    "realstate/kernel/render.py:152:operator_if_exp:17cbf727": _BATCH_SIZE,
-    "realstate/kernel/render.py:155:operator_swap_op:29ae1fbe": _BATCH_SIZE,
-    "realstate/kernel/render.py:155:operator_swap_op:676321b2": _BATCH_SIZE,
-    "realstate/kernel/render.py:155:operator_swap_op:b055ccb9": _BATCH_SIZE,
-    "realstate/kernel/render.py:155:operator_swap_op:d0ecc40c": _BATCH_SIZE,
-    "realstate/kernel/rope.py:275:operator_swap_op:f8be3c19":
+    "realstate/kernel/rope.py:266:operator_if_exp:36efa2b4": _KERNEL_PATH,
+    "realstate/kernel/render.py:82:operator_number:23022ce0": _BATCH_SIZE,
+    "realstate/kernel/render.py:82:operator_number:8d39cd7d": _BATCH_SIZE,
+    "realstate/kernel/render.py:82:operator_swap_op:1e6f094d": _BATCH_SIZE,
+    "realstate/kernel/render.py:171:operator_if_exp:17cbf727": _BATCH_SIZE,
+    "realstate/kernel/render.py:174:operator_swap_op:29ae1fbe": _BATCH_SIZE,
+    "realstate/kernel/render.py:174:operator_swap_op:676321b2": _BATCH_SIZE,
+    "realstate/kernel/render.py:174:operator_swap_op:b055ccb9": _BATCH_SIZE,
+    "realstate/kernel/render.py:174:operator_swap_op:d0ecc40c": _BATCH_SIZE,
+    "realstate/kernel/rope.py:328:operator_swap_op:f8be3c19":
         "_rotate_run also copying a piece's empty overlap with a chunk (lo == hi): an empty copy writes nothing",
-    "realstate/kernel/rope.py:261:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
-    "realstate/kernel/rope.py:262:operator_swap_op:6911331f":
+    "realstate/kernel/rope.py:314:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
+    "realstate/kernel/rope.py:315:operator_swap_op:6911331f":
         _CHUNK_SHAPE + " (chunk // (length / D) >= D^2 exceeds layers x kv heads in every geometry here, so min() "
         "still returns the integer block count)",
-    "realstate/kernel/rope.py:264:operator_number:22090cfb": _CHUNK_SHAPE,
-    "realstate/kernel/rope.py:264:operator_number:94986d77": _CHUNK_SHAPE,
-    "realstate/kernel/rope.py:265:operator_number:d3d1f301": _CHUNK_SHAPE,
-    "realstate/kernel/rope.py:180:operator_if_exp:8fd4ccb4": _RENDER_PATH,
-    "realstate/kernel/rope.py:181:operator_swap_op:64bf363d": _RENDER_PATH,
-    "realstate/kernel/rope.py:202:operator_number:5e5572b8": _GROUPING,
-    "realstate/kernel/rope.py:202:operator_number:63ed2b30": _GROUPING + " (a delta-0 piece is still copied, not grouped)",
-    "realstate/kernel/rope.py:202:operator_number:7d5f5a0c": _GROUPING,
-    "realstate/kernel/rope.py:202:operator_swap_op:4296ae36": _GROUPING,
-    "realstate/kernel/rope.py:202:operator_swap_op:a782ff82": _GROUPING,
-    "realstate/kernel/rope.py:202:operator_swap_op:b37311de": _GROUPING,
-    "realstate/kernel/rope.py:240:operator_if_exp:b6a22673":
+    "realstate/kernel/rope.py:317:operator_number:22090cfb": _CHUNK_SHAPE,
+    "realstate/kernel/rope.py:317:operator_number:94986d77": _CHUNK_SHAPE,
+    "realstate/kernel/rope.py:318:operator_number:d3d1f301": _CHUNK_SHAPE,
+    "realstate/kernel/rope.py:217:operator_if_exp:8fd4ccb4": _RENDER_PATH,
+    "realstate/kernel/rope.py:218:operator_swap_op:64bf363d": _RENDER_PATH,
+    "realstate/kernel/rope.py:248:operator_number:5e5572b8": _GROUPING,
+    "realstate/kernel/rope.py:248:operator_number:63ed2b30": _GROUPING + " (a delta-0 piece is still copied, not grouped)",
+    "realstate/kernel/rope.py:248:operator_number:7d5f5a0c": _GROUPING,
+    "realstate/kernel/rope.py:248:operator_swap_op:4296ae36": _GROUPING,
+    "realstate/kernel/rope.py:248:operator_swap_op:a782ff82": _GROUPING,
+    "realstate/kernel/rope.py:248:operator_swap_op:b37311de": _GROUPING,
+    "realstate/kernel/rope.py:293:operator_if_exp:b6a22673":
         "_rotate_in_place narrowing even when the region is the whole tensor: a narrow over the full length is a "
         "view of the same elements",
-    "realstate/kernel/rope.py:37:operator_swap_op:e1a66908":
+    "realstate/kernel/rope.py:42:operator_swap_op:e1a66908":
         _CHUNK_SIZE + " (1 >> 19 = 0: every render chunked, a row at a time)",
-    "realstate/kernel/rope.py:108:operator_if_exp:84468763":
+    "realstate/kernel/rope.py:113:operator_if_exp:84468763":
         "_span_tables concatenating a single part instead of making it contiguous: torch.cat of one tensor is a "
         "copy with the same values",
-    "realstate/kernel/rope.py:118:operator_number:0ce3229f": _TABLE_CACHE,
-    "realstate/kernel/rope.py:118:operator_swap_op:3113f2ad": _TABLE_CACHE,
-    "realstate/kernel/rope.py:118:operator_swap_op:895f93e3": _TABLE_CACHE,
-    "realstate/kernel/rope.py:118:operator_swap_op:9d478e00": _TABLE_CACHE,
-    "realstate/kernel/rope.py:150:operator_if_exp:c27da2a8": _RENDER_PATH,
-    "realstate/kernel/rope.py:151:operator_swap_op:2ddbadfb": _RENDER_PATH,
-    "realstate/kernel/rope.py:151:operator_swap_op:6fcdb19a": _RENDER_PATH,
-    "realstate/kernel/rope.py:151:operator_swap_op:c7f2234c": _RENDER_PATH,
-    "realstate/kernel/rope.py:151:operator_swap_op:fff42bfe": _RENDER_PATH,
-    "realstate/kernel/rope.py:37:operator_number:3dc384a2": _CHUNK_SIZE,
-    "realstate/kernel/rope.py:37:operator_number:f8e7f653": _CHUNK_SIZE,
-    "realstate/kernel/rope.py:39:operator_number:9eda7764": _TABLE_CACHE,
-    "realstate/kernel/rope.py:39:operator_swap_op:fbb1b248": _TABLE_CACHE + " (1 >> 14 = 0: nothing is cached)",
-    "realstate/kernel/rope.py:91:operator_number:c5391e03":
+    "realstate/kernel/rope.py:123:operator_number:11bb79c1": _TABLE_CACHE,
+    "realstate/kernel/rope.py:123:operator_swap_op:4a63809e": _TABLE_CACHE,
+    "realstate/kernel/rope.py:123:operator_swap_op:6db34f07": _TABLE_CACHE,
+    "realstate/kernel/rope.py:123:operator_swap_op:8a220fbd": _TABLE_CACHE,
+    "realstate/kernel/rope.py:179:operator_if_exp:fbd841f7": _RENDER_PATH,
+    "realstate/kernel/rope.py:180:operator_swap_op:38d770ae": _RENDER_PATH,
+    "realstate/kernel/rope.py:180:operator_swap_op:b9eeb659": _RENDER_PATH,
+    "realstate/kernel/rope.py:180:operator_swap_op:d8f7769c": _RENDER_PATH,
+    "realstate/kernel/rope.py:181:operator_swap_op:e2917190": _RENDER_PATH,
+    "realstate/kernel/rope.py:42:operator_number:3dc384a2": _CHUNK_SIZE,
+    "realstate/kernel/rope.py:42:operator_number:f8e7f653": _CHUNK_SIZE,
+    "realstate/kernel/rope.py:44:operator_number:9eda7764": _TABLE_CACHE,
+    "realstate/kernel/rope.py:44:operator_swap_op:fbb1b248": _TABLE_CACHE + " (1 >> 14 = 0: nothing is cached)",
+    "realstate/kernel/rope.py:96:operator_number:c5391e03":
         "_runs' end sentinel (1, 0) instead of (0, 0): its delta 0 closes the last run before its length is "
         "added, so only the unused final position changes",
-    "realstate/kernel/order_value.py:250:operator_number:f89da55e":
+    "realstate/kernel/order_value.py:261:operator_number:f89da55e":
         "shifts clamped at 1 instead of 0: a shift is positive for every row with a nonzero lower level, and a row "
         "whose lower levels are all zero has accumulator 0, which any shift leaves 0 with no sticky bit",
-    "realstate/kernel/order_value.py:251:operator_number:eba1bf52":
+    "realstate/kernel/order_value.py:262:operator_number:eba1bf52":
         "shifts clamped at 64 instead of 63: below the top the accumulator is under 2^55 in magnitude, and numpy "
         "defines int64 shifts by 64 as full shifts (x >> 64 is 0 or -1, x << 64 is 0), so high, the sticky bit "
         "and the sum are what a shift by 63 gives",
-    "realstate/kernel/order_value.py:190:operator_number:7493ebee": _WIDER_SIGMA + " (spread at least 1)",
-    "realstate/kernel/order_value.py:190:operator_swap_op:62d30026": _WIDER_SIGMA + " ((length + 1).bit_length() >= M)",
-    "realstate/kernel/order_value.py:186:operator_number:b2bc74a8":
+    "realstate/kernel/order_value.py:201:operator_number:7493ebee": _WIDER_SIGMA + " (spread at least 1)",
+    "realstate/kernel/order_value.py:201:operator_swap_op:62d30026": _WIDER_SIGMA + " ((length + 1).bit_length() >= M)",
+    "realstate/kernel/order_value.py:197:operator_number:b2bc74a8":
         "the first level's sigma one binade larger (2^(e+3)): still above twice the row sum, and the final "
         "accumulator still holds at least 2^57 > 2^54 when the sum is inexact, so round to odd gives the same bits",
-    "realstate/kernel/order_value.py:193:operator_number:d28a8d81":
+    "realstate/kernel/order_value.py:204:operator_number:d28a8d81":
         "level 1's sigma halved (2^(k0-54+M)): the level-0 remainders are at most half a grid step, 2^(k0-54), "
         "so n of them still sum to at most sigma and every level-1 sum stays exact",
-    "realstate/kernel/order_value.py:195:operator_number:2589836e": _PATH_CHOICE + " (rows_left from the row length)",
-    "realstate/kernel/order_value.py:165:operator_swap_op:7c5dcf9b": _PESSIMISTIC + " (e + 52: almost no row is plain)",
-    "realstate/kernel/order_value.py:165:operator_swap_op:f2326ee7": _PESSIMISTIC + " (> instead of >=)",
-    "realstate/kernel/order_value.py:169:operator_name:f9b513eb":
+    "realstate/kernel/order_value.py:206:operator_number:2589836e": _PATH_CHOICE + " (rows_left from the row length)",
+    "realstate/kernel/order_value.py:176:operator_swap_op:7c5dcf9b": _PESSIMISTIC + " (e + 52: almost no row is plain)",
+    "realstate/kernel/order_value.py:176:operator_swap_op:f2326ee7": _PESSIMISTIC + " (> instead of >=)",
+    "realstate/kernel/order_value.py:180:operator_name:f9b513eb":
         "correctly_rounded_row_sums overwriting its input by default: the only caller relying on the default "
         "passes the norms, which nothing reads after the total",
-    "realstate/kernel/order_value.py:178:operator_swap_op:4f19656d": _UNREACHED_BOUND,
-    "realstate/kernel/order_value.py:121:operator_number:17f59e1d":
+    "realstate/kernel/order_value.py:189:operator_swap_op:4f19656d": _UNREACHED_BOUND,
+    "realstate/kernel/order_value.py:132:operator_number:17f59e1d":
         "reshape(1, -2) instead of reshape(1, -1): numpy takes any negative size as the one unknown dimension "
         "(numpy 2.4), so the same [1, count] array",
-    "realstate/kernel/order_value.py:165:operator_number:d52728ff":
+    "realstate/kernel/order_value.py:176:operator_number:d52728ff":
         "the plain-sum test accepting a lowest square bit of e - 53 (not e - 52): still sound, since the squares "
         "are >= 0, so every partial sum is at most the estimate (< 2^e) and, a multiple of 2^(e-53) below 2^e, "
         "has at most 53 bits: no addition rounds; the plain sum is exact and m has the same bits",
-    "realstate/kernel/order_value.py:118:operator_if_exp:09e77268": _PATH_CHOICE + " (the fsum_norms_up_to override ignored)",
-    "realstate/kernel/order_value.py:128:operator_number:837c4749": _PROBES,
-    "realstate/kernel/order_value.py:129:operator_number:6e2c30de": _PROBES,
-    "realstate/kernel/order_value.py:130:operator_number:cfade2d8": _PROBES,
-    "realstate/kernel/order_value.py:130:operator_number:fd4aac88": _PROBES,
-    "realstate/kernel/order_value.py:149:operator_name:881c6ba6": _PESSIMISTIC,
-    "realstate/kernel/order_value.py:149:operator_number:44456bd6": _PESSIMISTIC,
-    "realstate/kernel/order_value.py:149:operator_number:779241d3": _MASK_LOW_BIT,
-    "realstate/kernel/order_value.py:149:operator_number:a0b929a0": _PESSIMISTIC,
-    "realstate/kernel/order_value.py:150:operator_name:ae109e74": _PESSIMISTIC,
-    "realstate/kernel/order_value.py:150:operator_number:243385e5": _MASK_LOW_BIT,
-    "realstate/kernel/order_value.py:150:operator_number:c2edacce": _PESSIMISTIC,
-    "realstate/kernel/order_value.py:151:operator_number:2549eca2": _UNREAD_F32,
-    "realstate/kernel/order_value.py:151:operator_number:5fd0d139": _UNREAD_F32,
-    "realstate/kernel/order_value.py:151:operator_number:73a2ca2b": _UNREAD_F32,
-    "realstate/kernel/order_value.py:151:operator_number:c1e2c324": _UNREAD_F32,
-    "realstate/kernel/order_value.py:149:operator_number:6147cc7b": _PESSIMISTIC,
-    "realstate/kernel/order_value.py:150:operator_number:015f9860": _PESSIMISTIC,
-    "realstate/kernel/order_value.py:151:operator_name:30851ce8": _PESSIMISTIC,
-    "realstate/kernel/rope.py:39:operator_number:071f8317":
+    "realstate/kernel/order_value.py:129:operator_if_exp:09e77268": _PATH_CHOICE + " (the fsum_norms_up_to override ignored)",
+    "realstate/kernel/order_value.py:139:operator_number:837c4749": _PROBES,
+    "realstate/kernel/order_value.py:140:operator_number:6e2c30de": _PROBES,
+    "realstate/kernel/order_value.py:141:operator_number:cfade2d8": _PROBES,
+    "realstate/kernel/order_value.py:141:operator_number:fd4aac88": _PROBES,
+    "realstate/kernel/order_value.py:160:operator_name:881c6ba6": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:160:operator_number:44456bd6": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:160:operator_number:779241d3": _MASK_LOW_BIT,
+    "realstate/kernel/order_value.py:160:operator_number:a0b929a0": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:161:operator_name:ae109e74": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:161:operator_number:243385e5": _MASK_LOW_BIT,
+    "realstate/kernel/order_value.py:161:operator_number:c2edacce": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:162:operator_number:2549eca2": _UNREAD_F32,
+    "realstate/kernel/order_value.py:162:operator_number:5fd0d139": _UNREAD_F32,
+    "realstate/kernel/order_value.py:162:operator_number:73a2ca2b": _UNREAD_F32,
+    "realstate/kernel/order_value.py:162:operator_number:c1e2c324": _UNREAD_F32,
+    "realstate/kernel/order_value.py:160:operator_number:6147cc7b": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:161:operator_number:015f9860": _PESSIMISTIC,
+    "realstate/kernel/order_value.py:162:operator_name:30851ce8": _PESSIMISTIC,
+    "realstate/kernel/rope.py:44:operator_number:071f8317":
         "_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
         "one hold the same values",
-    "realstate/kernel/render.py:253:operator_number:0838a5d0":
+    "realstate/kernel/render.py:286:operator_number:0838a5d0":
         "naive_concat's default base: the naive render re-encodes nothing, so its bytes do not depend on the "
         "base, and the base is not part of the DynamicCache it returns",
-    "realstate/kernel/order_value.py:57:operator_number:a4cd0307":
+    "realstate/kernel/order_value.py:60:operator_number:a4cd0307":
         "m's shape check also refusing head_dim 1: no RoPE geometry has an odd head_dim (the rotation pairs "
         "the two halves), so no valid fragment is refused",
-    "realstate/kernel/order_value.py:41:operator_number:4ac05d37": _BLOCKS,
-    "realstate/kernel/order_value.py:41:operator_number:a407fd6d": _BLOCKS,
-    "realstate/kernel/order_value.py:41:operator_swap_op:d8ef9393": _BLOCKS + " (1 >> 16 = 0 gives one row per block)",
-    "realstate/kernel/order_value.py:43:operator_number:560b00ac": _PATH_CHOICE,
-    "realstate/kernel/order_value.py:83:operator_if_exp:6cda6c81": _BLOCKS + " (block_rows ignored: the probes' blocks "
+    "realstate/kernel/order_value.py:43:operator_number:4ac05d37": _BLOCKS,
+    "realstate/kernel/order_value.py:43:operator_number:a407fd6d": _BLOCKS,
+    "realstate/kernel/order_value.py:43:operator_swap_op:d8ef9393": _BLOCKS + " (1 >> 16 = 0 gives one row per block)",
+    "realstate/kernel/order_value.py:45:operator_number:560b00ac": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:86:operator_if_exp:6cda6c81": _BLOCKS + " (block_rows ignored: the probes' blocks "
                                                             "become the default one)",
-    "realstate/kernel/order_value.py:45:operator_number:322d8c7f":
+    "realstate/kernel/order_value.py:47:operator_number:322d8c7f":
         "_GUARD_BITS 9 instead of 8: the accumulator stays below 2^63 (level sums have at most 53 bits) and "
         "round to odd needs only two bits below the result's last place, so the same bits (3,000 random and "
         "adversarial rows against Fraction sums agree)",
-    "realstate/kernel/order_value.py:46:operator_number:675dbeb3": _UNREACHED_BOUND,
-    "realstate/kernel/order_value.py:46:operator_number:98e3cd68": _UNREACHED_BOUND,
-    "realstate/kernel/order_value.py:47:operator_number:2c54e98c": _UNREACHED_BOUND,
-    "realstate/kernel/order_value.py:47:operator_number:c9b52151": _UNREACHED_BOUND,
-    "realstate/kernel/order_value.py:101:operator_remove_unary_ops:390709dc":
+    "realstate/kernel/order_value.py:48:operator_number:675dbeb3": _UNREACHED_BOUND,
+    "realstate/kernel/order_value.py:48:operator_number:98e3cd68": _UNREACHED_BOUND,
+    "realstate/kernel/order_value.py:49:operator_number:2c54e98c": _UNREACHED_BOUND,
+    "realstate/kernel/order_value.py:49:operator_number:c9b52151": _UNREACHED_BOUND,
+    "realstate/kernel/order_value.py:112:operator_remove_unary_ops:390709dc":
         "the plain-sum exactness test applied to float32 and skipped for 16-bit keys: the test is sound for "
         "any format (a row it passes really has an exact float64 sum), and skipping it only sends rows to the "
         "exact path: the same bits",
-    "realstate/kernel/order_value.py:102:operator_name:8f3b1c71": _COPY,
-    "realstate/kernel/order_value.py:107:operator_name:c7379117": _COPY,
-    "realstate/kernel/order_value.py:116:operator_name:d2d1c811": _COPY,
-    "realstate/kernel/order_value.py:182:operator_if_exp:7022c549": _COPY,
-    "realstate/kernel/order_value.py:182:operator_if_exp:e8b3cc60": _COPY,
-    "realstate/kernel/order_value.py:106:operator_number:f7e19319": _PATH_CHOICE,
-    "realstate/kernel/order_value.py:106:operator_swap_op:4a1b19e6": _PATH_CHOICE,
-    "realstate/kernel/order_value.py:106:operator_swap_op:dc2ad035": _PATH_CHOICE,
-    "realstate/kernel/order_value.py:118:operator_swap_op:e95ab786": _PATH_CHOICE,
-    "realstate/kernel/order_value.py:201:operator_number:182e5c01": _PATH_CHOICE,
-    "realstate/kernel/order_value.py:201:operator_swap_op:026f15c0": _PATH_CHOICE,
-    "realstate/kernel/order_value.py:201:operator_swap_op:be035880": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:113:operator_name:8f3b1c71": _COPY,
+    "realstate/kernel/order_value.py:118:operator_name:c7379117": _COPY,
+    "realstate/kernel/order_value.py:127:operator_name:d2d1c811": _COPY,
+    "realstate/kernel/order_value.py:193:operator_if_exp:7022c549": _COPY,
+    "realstate/kernel/order_value.py:193:operator_if_exp:e8b3cc60": _COPY,
+    "realstate/kernel/order_value.py:117:operator_number:f7e19319": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:117:operator_swap_op:4a1b19e6": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:117:operator_swap_op:dc2ad035": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:129:operator_swap_op:e95ab786": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:212:operator_number:182e5c01": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:212:operator_swap_op:026f15c0": _PATH_CHOICE,
+    "realstate/kernel/order_value.py:212:operator_swap_op:be035880": _PATH_CHOICE,
     "spec/claims.py:87:operator_number:883afe03": _DISPLAY,
     "spec/claims.py:101:operator_number:87892206": _DISPLAY,
     "spec/claims.py:122:operator_number:a9daff20": _DISPLAY,
@@ -266,7 +264,7 @@ EQUIVALENT: dict[str, str] = {
     "spec/claims.py:170:operator_keywords:6281ee65": _ONLY_SELECTION,
     "spec/claims.py:170:operator_swap_op:72b1d4c8": _ONLY_SELECTION,
     "spec/claims.py:170:operator_swap_op:e19abd99": _ONLY_SELECTION,
-    "realstate/kernel/render.py:121:operator_swap_op:9f093efd": _ONE_DEVICE,
+    "realstate/kernel/render.py:132:operator_swap_op:5295901b": _ONE_DEVICE,
     "spec/fragment_set.py:26:operator_number:2fda3295":
         "the seed of the 'shuffled' iteration order: any seed is a shuffle; the correct render passes under "
         "every order",
@@ -318,15 +316,24 @@ EQUIVALENT: dict[str, str] = {
     "spec/ordering.py:66:curated:stable-argsort-replaced-by-an-unstable-one:f41a2b7b":
         "keys of distinct fragments are distinct (the id tie-break) and a set holds each id once, so no "
         "two items a render sorts ever tie: any correct sort, stable or not, gives the same order",
-    "realstate/kernel/order_value.py:83:operator_number:3603fe4d":
+    "realstate/kernel/order_value.py:86:operator_number:3603fe4d":
         "block = min(count, max(2, ...)) instead of max(1, ...): only the block size of an exact, row-wise "
         "computation changes (rows never span blocks' results), so m has the same bits",
-    "realstate/kernel/order_value.py:197:operator_swap_op:c8696ff5":
+    "realstate/kernel/order_value.py:208:operator_swap_op:c8696ff5":
         "len(levels) >= _MAX_LEVELS in a guard that cannot fire (each level takes >= 12 bits off, 4200 levels "
         "are never reached)",
-    "realstate/kernel/order_value.py:150:operator_number:c42b85ba":
+    "realstate/kernel/order_value.py:161:operator_number:c42b85ba":
         "float16 exponent shift 10 -> 11 in the plain-sum exactness test: the field read is floor(f/2) <= f, "
         "so the test only gets more pessimistic and more rows take the exact path: the same bits",
+    "realstate/kernel/rope.py:148:operator_number:80b57456": _TABLE_CACHE,
+    "realstate/kernel/rope.py:148:operator_swap_op:13c16f66": _TABLE_CACHE,
+    "realstate/kernel/rope.py:148:operator_swap_op:4ff21139": _TABLE_CACHE,
+    "realstate/kernel/rope.py:148:operator_swap_op:7d0de9f2": _TABLE_CACHE,
+    "realstate/kernel/rope.py:184:operator_if_exp:013e3fa3": _KERNEL_PATH,
+    "realstate/kernel/rope.py:184:operator_if_exp:6a689833": _KERNEL_PATH,
+    "realstate/kernel/rope.py:263:operator_remove_unary_ops:efccf4fc": _KERNEL_PATH,
+    "realstate/kernel/render.py:126:operator_swap_op:9c1b8979": _ONE_DEVICE,
+    "realstate/kernel/render.py:130:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
 }
 
 _EMPTY_AXIS = ("m's shape check weakened for an empty token or head axis: such keys still fail (range() with step 0, "
@@ -349,27 +356,27 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
-    "realstate/kernel/order_value.py:274:operator_swap_op:ce17238f": _FSUM_PATH,
-    "realstate/kernel/order_value.py:277:operator_swap_op:722b2153": _FSUM_PATH,
-    "realstate/kernel/rope.py:175:operator_swap_op:f0fbb311": _SPAN_CHECK,
-    "realstate/kernel/rope.py:176:operator_swap_op:e7e29a40": _SPAN_CHECK,
-    "realstate/kernel/order_value.py:190:operator_number:d7f4fdcf":
+    "realstate/kernel/order_value.py:285:operator_swap_op:ce17238f": _FSUM_PATH,
+    "realstate/kernel/order_value.py:288:operator_swap_op:722b2153": _FSUM_PATH,
+    "realstate/kernel/rope.py:212:operator_swap_op:f0fbb311": _SPAN_CHECK,
+    "realstate/kernel/rope.py:213:operator_swap_op:e7e29a40": _SPAN_CHECK,
+    "realstate/kernel/order_value.py:201:operator_number:d7f4fdcf":
         "the spread one too small for rows of 2^j + 1 values: safe at level 1 (remainders are at most half a grid "
         "step) but not proven for later levels of short rows; no difference found on 2,000 adversarial rows, and "
         "no known-answer vector targets it",
-    "realstate/kernel/order_value.py:221:operator_number:55afe91a":
+    "realstate/kernel/order_value.py:232:operator_number:55afe91a":
         "sigma doubled at every level: the extraction stays exact by the same bounds, but numpy warns of an "
         "invalid integer cast on some adversarial rows (every result still matched); not proven equivalent",
-    "realstate/kernel/order_value.py:175:operator_swap_op:d21049ea":
+    "realstate/kernel/order_value.py:186:operator_swap_op:d21049ea":
         "correctly_rounded_row_sums refusing only arrays that are both not 2-D and not float64: every caller "
         "passes a 2-D float64 array, so verify cannot see it; tests/test_realstate_order_value.py pins the refusal",
-    "realstate/kernel/order_value.py:57:operator_number:80f33b44": _EMPTY_AXIS,
-    "realstate/kernel/order_value.py:57:operator_swap_op:116a7f83": _WRONG_RANK,
-    "realstate/kernel/order_value.py:57:operator_swap_op:88c41015": _EMPTY_AXIS,
-    "realstate/kernel/rope.py:289:operator_swap_op:e0443f3c": _LEADING_DIMS,
-    "realstate/kernel/rope.py:289:operator_number:1a1cd6c2": _LEADING_DIMS,
-    "realstate/kernel/rope.py:291:operator_swap_op:96fc47e0": _LEADING_DIMS,
-    "realstate/kernel/rope.py:289:operator_swap_op:2f33a7ae":
+    "realstate/kernel/order_value.py:60:operator_number:80f33b44": _EMPTY_AXIS,
+    "realstate/kernel/order_value.py:60:operator_swap_op:116a7f83": _WRONG_RANK,
+    "realstate/kernel/order_value.py:60:operator_swap_op:88c41015": _EMPTY_AXIS,
+    "realstate/kernel/rope.py:342:operator_swap_op:e0443f3c": _LEADING_DIMS,
+    "realstate/kernel/rope.py:342:operator_number:1a1cd6c2": _LEADING_DIMS,
+    "realstate/kernel/rope.py:344:operator_swap_op:96fc47e0": _LEADING_DIMS,
+    "realstate/kernel/rope.py:342:operator_swap_op:2f33a7ae":
         "reencode_into no longer refusing a destination of another shape itself (reencode_spans still refuses it, "
         "with its own message): every product caller passes matching shapes; pytest pins the message",
     "spec/claims.py:179:operator_keywords:2d6796c9":

@@ -21,6 +21,8 @@ from canonmerge.environment import describe_environment
 from canonmerge.printing import json_report, print_part, results_table
 from canonmerge.progress import ProgressPrinter
 from canonmerge.terminal import terminal_safe
+from realstate.kernel.threads import DEFAULT_HELP as THREADS_HELP
+from realstate.kernel.threads import configure as configure_threads
 from spec import CLAIMS, ArgumentError, ClaimResult, InputError, Outcome, PartReport, UsageError, exit_code_for
 
 # subcommand -> (module implementing it, one-line help)
@@ -127,13 +129,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         if name in PART_COMMANDS:
             p.add_argument("--fail-fast", action="store_true", help=FAIL_FAST_HELP)
         p.add_argument("--json", action="store_true", help="print a machine-readable report")
+        _add_threads(p)
         p.set_defaults(_module=module, _module_name=module_name)
     v = sub.add_parser("verify", help="run every part on the embedded default; one summary table",
                        description="Run every built part on the embedded default configuration.")
     v.add_argument("--json", action="store_true", help="print a machine-readable report")
     v.add_argument("--fail-fast", action="store_true",
                    help=FAIL_FAST_HELP + "; the parts after a failing one are not run either")
+    _add_threads(v)
     return parser
+
+
+def _add_threads(parser: argparse.ArgumentParser) -> None:
+    """``--threads`` on a command and, after the action word, on each of its actions (where an
+    earlier one is kept: SUPPRESS leaves the command's value alone)."""
+    parser.add_argument("--threads", type=int, default=None, metavar="N", help=THREADS_HELP)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                sub.add_argument("--threads", type=int, default=argparse.SUPPRESS, metavar="N", help=THREADS_HELP)
 
 
 def _run_part(name: str, args: argparse.Namespace | None, progress: ProgressPrinter,
@@ -208,6 +222,7 @@ def _main(argv: list[str]) -> int:
     console = Console(width=None if sys.stdout.isatty() else 140)
     with ProgressPrinter(enabled=True) as progress:
         try:
+            configure_threads(args.threads)  # before any tensor work; an ArgumentError names --threads
             if args.command == "verify":
                 reports = _verify(progress, args.fail_fast)
             elif args.command in TOOL_COMMANDS:

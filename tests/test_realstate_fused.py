@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 import torch
 
@@ -95,10 +96,9 @@ def test_an_error_in_a_helper_thread_reaches_the_caller(monkeypatch):
     dest = torch.zeros(4, 1, 3, HEAD_DIM, dtype=torch.float32)
     kernel.first = dest.data_ptr()
     monkeypatch.setitem(fused._KERNELS, torch.float32, (kernel, *fused._KERNELS[torch.float32][1:]))
-    monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
     table = rope._delta_table(INV_FREQ, 3, dest.device)
-    with pytest.raises(RuntimeError, match="boom in a helper"):
-        fused.rotate_pieces(dest, [(keys, 0, table[0, 0], table[1, 0])])
+    with pytest.raises(RuntimeError, match="boom in a helper"):  # asked for two: a tiny render alone gets one
+        fused.rotate_pieces(dest, [(keys, 0, table[0, 0], table[1, 0])], threads=2)
 
 
 def test_numba_compiled_no_fused_multiply_add():
@@ -126,6 +126,33 @@ def _fused_multiply_adds(function, options: dict, dtype: torch.dtype) -> list[st
     listings = list(compiled.inspect_asm().values())
     assert listings and all(re.search(r"\bv?mul[sp]s", asm) for asm in listings), "not the kernel's listing"
     return [m for asm in listings for m in re.findall(r"\bv?f(?:n)?m(?:add|sub)\w*", asm)]
+
+
+@pytest.mark.parametrize("dtype", fused.DTYPES)
+def test_the_small_renders_kernel_compiled_no_fused_multiply_add(dtype):
+    """The same reading for the kernel small renders rotate with in place (vectorized: the
+    listing must still hold separate multiplies and adds)."""
+    import numba
+
+    kernel = fused._ROW_KERNELS[dtype][0]
+    options = {k: v for k, v in kernel.targetoptions.items() if k not in ("cache", "nopython")}
+
+    def listing_fmas(extra: dict) -> list[str]:
+        compiled = numba.njit(**options, **extra)(kernel.py_func)
+        _, element, ieee_half = fused._KERNELS[dtype]
+        keys = adversarial_keys(dtype, (2, 1, 4, HEAD_DIM), 1)
+        table = rope._delta_table(INV_FREQ, 5, keys.device)
+        cos = table[0].expand(4, HEAD_DIM).contiguous().numpy()
+        sin = table[1].expand(4, HEAD_DIM).contiguous().numpy()
+        runs = np.array([[1, 4]], dtype=np.int64)
+        compiled(fused._array(keys.view(-1, 4, HEAD_DIM), element), runs, cos, sin, ieee_half)
+        listings = list(compiled.inspect_asm().values())
+        assert listings and all(re.search(r"\bv?mul[sp]s", asm) for asm in listings), "not the kernel's listing"
+        return [m for asm in listings for m in re.findall(r"\bv?f(?:n)?m(?:add|sub)\w*", asm)]
+
+    assert not listing_fmas({})
+    if _host_has_fma():
+        assert listing_fmas({"fastmath": True})
 
 
 def _host_has_fma() -> bool:

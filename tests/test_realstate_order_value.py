@@ -326,7 +326,8 @@ def test_the_plain_sum_shortcut_takes_typical_16_bit_keys():
 def test_planted_bugs_in_m_and_in_the_rotation_fail_canonmerge_realstate(tmp_path):
     """Source-level bugs, caught by the product's own command on a scratch copy: the norms
     totalled with a plain float64 sum (C5: the key no longer equals the exact reference) and
-    the small-render rotation subtracting where it must add (C8: fidelity collapses).
+    the small-render rotation (the compiled kernel small renders take) subtracting where it
+    must add (C8: fidelity collapses).
 
     Not caught there, and so covered only by the unit tests in this file and in
     test_realstate_fragment_render.py: a plain float64 sum of each vector's squares (the seeded
@@ -340,8 +341,9 @@ def test_planted_bugs_in_m_and_in_the_rotation_fail_canonmerge_realstate(tmp_pat
 
     scratch = ScratchCopy(tmp_path).apply(
         Patch("realstate/kernel/order_value.py", "total = math.fsum(norms.tolist())", "total = float(norms.sum())"),
-        Patch("realstate/kernel/rope.py", "    turned.add_(swapped)  # [k1·c − k2·s, k2·c + k1·s]",
-              "    turned.sub_(swapped)"))
+        Patch("realstate/kernel/fused.py",
+              "buf[b, t, j + half] = _narrow(k2 * cos[t, j + half] + k1 * sin[t, j + half], ieee_half)",
+              "buf[b, t, j + half] = _narrow(k2 * cos[t, j + half] - k1 * sin[t, j + half], ieee_half)"))
     out = scratch.run("realstate", "--agents", "2", "--latent-steps", "0", "--decode-tokens", "1",
                       "--fidelity-offsets", "1", "--json", timeout=600)
     assert out.returncode == 1, out.stderr[-2000:]

@@ -61,7 +61,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap", type=int, default=2000, help="paired bootstrap resamples (default 2000)")
     parser.add_argument("--tost-margin", type=float, default=TOST_MARGIN,
                         help=f"TOST equivalence margin in accuracy (default {TOST_MARGIN})")
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     parser.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     parser.add_argument("--dtype", choices=["float32", "bfloat16", "float16"], default="float32")
     parser.add_argument("--out", metavar="DIR", default="bench-out",

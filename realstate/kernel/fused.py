@@ -1,7 +1,9 @@
-"""The compiled kernel large renders re-encode with on the CPU: each key element is read once from
-its fragment, rotated, rounded and written once into the render.  The torch path
+"""The compiled kernels renders re-encode with on the CPU.  Large renders: each key element is
+read once from its fragment, rotated, rounded and written once into the render.  The torch path
 (``realstate.kernel.rope._rotate_run``) does the same arithmetic in six passes over a float32 scratch,
-which on a 2-core machine costs about three times a plain concatenation of the keys.
+which on a 2-core machine costs about three times a plain concatenation of the keys.  Small
+renders: the keys, already concatenated, are rotated where they lie in one call
+(``rotate_rows``), where torch would make six calls whose fixed cost is most of a small render's.
 
 The arithmetic is the literal formula's, term for term: the key widened exactly to float32,
 x₁ = k₁·c − k₂·s and x₂ = k₂·c + k₁·s from separately rounded products, rounded once to the
@@ -11,9 +13,10 @@ numba compiles without fast-math, so LLVM neither reassociates nor fuses a multi
 
 It applies to CPU keys in bfloat16, float32, and float16 where the CPU converts half precision in
 hardware (F16C: LLVM's conversions, IEEE round to nearest even, as torch's); elsewhere the torch
-path runs.  The (layer, head) blocks are split between ``torch.get_num_threads()`` threads or as
-many as asked (plain threads calling a kernel that releases the GIL: safe under a caller's threads
-and forks, unlike numba's parallel loops).  Compiled on first use (about 2 s), cached on disk."""
+path runs.  A large render's (layer, head) blocks are split between the threads
+``realstate.kernel.threads`` gives a render of its size, or as many as asked (plain threads
+calling a kernel that releases the GIL: safe under a caller's threads and forks, unlike numba's
+parallel loops).  Compiled on first use (about 2 s), cached on disk."""
 
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ import torch
 from llvmlite import binding, ir
 from numba import types
 from numba.extending import intrinsic
+
+from realstate.kernel.threads import threads_for
 
 
 @intrinsic
@@ -115,6 +120,37 @@ def _rotate_float32(src, dst, row, cos, sin, _):  # type: ignore[no-untyped-def]
                 dst[b, row + t, j + half] = k2 * cos[j + half] + k1 * sin[j + half]
 
 
+@_kernel
+def _rotate_rows_16bit(buf, runs, cos, sin, ieee_half):  # type: ignore[no-untyped-def]
+    """In place: rows ``runs[r, 0]..runs[r, 1]`` of ``buf`` [B, T, D] (uint16 bits of float16
+    or bfloat16), row t by the angles whose float32 cos and sin are ``cos[t]``, ``sin[t]``."""
+    blocks, _, head_dim = buf.shape
+    half = np.uint64(head_dim // 2)  # unsigned indices: no wraparound checks, so LLVM vectorizes
+    for r in range(runs.shape[0]):
+        for b in range(np.uint64(blocks)):
+            for t in range(np.uint64(runs[r, 0]), np.uint64(runs[r, 1])):
+                for j in range(half):
+                    k1 = _widen(buf[b, t, j], ieee_half)
+                    k2 = _widen(buf[b, t, j + half], ieee_half)
+                    buf[b, t, j] = _narrow(k1 * cos[t, j] - k2 * sin[t, j], ieee_half)
+                    buf[b, t, j + half] = _narrow(k2 * cos[t, j + half] + k1 * sin[t, j + half], ieee_half)
+
+
+@_kernel
+def _rotate_rows_float32(buf, runs, cos, sin, _):  # type: ignore[no-untyped-def]
+    """``_rotate_rows_16bit`` for ``buf`` in float32."""
+    blocks, _, head_dim = buf.shape
+    half = np.uint64(head_dim // 2)
+    for r in range(runs.shape[0]):
+        for b in range(np.uint64(blocks)):
+            for t in range(np.uint64(runs[r, 0]), np.uint64(runs[r, 1])):
+                for j in range(half):
+                    k1 = buf[b, t, j]
+                    k2 = buf[b, t, j + half]
+                    buf[b, t, j] = k1 * cos[t, j] - k2 * sin[t, j]
+                    buf[b, t, j + half] = k2 * cos[t, j + half] + k1 * sin[t, j + half]
+
+
 def _hardware_half() -> bool:
     """Whether numba compiles for a CPU with F16C (without it, LLVM would call helper routines
     for half precision that numba's JIT may not link)."""
@@ -124,20 +160,25 @@ def _hardware_half() -> bool:
 
 # storage dtype -> (kernel, numpy element type of its arrays, whether the bits are IEEE half)
 _KERNELS = {torch.bfloat16: (_rotate_16bit, np.uint16, False), torch.float32: (_rotate_float32, np.float32, False)}
+# the same for the in-place kernel small renders rotate with
+_ROW_KERNELS = {torch.bfloat16: (_rotate_rows_16bit, np.uint16, False),
+                torch.float32: (_rotate_rows_float32, np.float32, False)}
 if _hardware_half():
     _KERNELS[torch.float16] = (_rotate_16bit, np.uint16, True)
+    _ROW_KERNELS[torch.float16] = (_rotate_rows_16bit, np.uint16, True)
 DTYPES = tuple(_KERNELS)
 
 
 def applies(dest: torch.Tensor) -> bool:
     """Whether renders into ``dest`` can use the kernel."""
-    return dest.device.type == "cpu" and dest.dtype in _KERNELS
+    return dest.is_cpu and dest.dtype in _KERNELS
 
 
 def _array(t: torch.Tensor, as_type: type) -> np.ndarray:
     """A numpy view of ``t``'s bytes (no copy), its elements read as ``as_type`` (a tensor
     that carries autograd history is read as plain data)."""
-    t = t.detach()
+    if t.requires_grad:
+        t = t.detach()
     if t.dtype in (torch.bfloat16, torch.float16):
         return t.view(torch.int16).numpy().view(as_type)
     return t.numpy()
@@ -147,7 +188,7 @@ def rotate_pieces(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, 
                   threads: int | None = None) -> None:
     """Write each ``(keys [L, H, n, D], position, cos [D], sin [D])`` into ``dest [L, H, T, D]``
     at ``position`` along the token axis, rotated by the angles whose float32 cos and sin are
-    given, the blocks split between ``threads`` (default ``torch.get_num_threads()``).  The
+    given, the blocks split between ``threads`` (default ``threads_for`` the render's size).  The
     callers (``realstate.kernel.rope``) have checked shapes, dtypes and positions."""
     kernel, element, ieee_half = _KERNELS[dest.dtype]
     head_dim = dest.shape[-1]
@@ -155,7 +196,7 @@ def rotate_pieces(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, 
     work = [(_array(keys.reshape(-1, keys.shape[2], head_dim), element), position,
              cos.numpy(), sin.numpy()) for keys, position, cos, sin in pieces]
     blocks = out.shape[0]
-    threads = max(1, min(torch.get_num_threads() if threads is None else threads, blocks))
+    threads = max(1, min(threads_for(dest.numel()) if threads is None else threads, blocks))
     bounds = [blocks * i // threads for i in range(threads + 1)]
 
     errors: list[BaseException] = []
@@ -175,3 +216,14 @@ def rotate_pieces(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, 
         h.join()
     if errors:
         raise errors[0]
+
+
+def rotate_rows(dest: torch.Tensor, runs: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> None:
+    """Rotate ``dest [L, H, T, D]`` where it lies, on one thread: rows ``runs[r, 0]..runs[r, 1]``
+    (int64 [R, 2]) along the token axis, row t by the angles whose float32 cos and sin are
+    ``cos[t]`` and ``sin[t]`` ([T, D]).  What small renders use: one call for the whole render,
+    after the keys were concatenated in place (``realstate.kernel.rope.render_keys``)."""
+    kernel, element, ieee_half = _ROW_KERNELS[dest.dtype]
+    buf = _array(dest, element)
+    buf.shape = (-1, *buf.shape[2:])  # in place: numpy raises rather than copy
+    kernel(buf, runs, cos, sin, ieee_half)

@@ -35,6 +35,8 @@ from fractions import Fraction
 import numpy as np
 import torch
 
+from realstate.kernel.threads import limited
+
 CANONICAL_NAN = struct.unpack("<d", struct.pack("<Q", 0x7FF8000000000000))[0]
 
 # Vectors are processed in blocks of about this many elements so the float64 scratch stays in cache.
@@ -50,7 +52,8 @@ _MAX_LEVELS = 2 * 2100  # float64 spans 2^-1074 .. 2^1024; each level takes >= 1
 def _as_float64_rows(keys: torch.Tensor) -> np.ndarray:
     """[H, n, D] (any storage dtype, any device) -> exact float64 rows [H*n, D] on the CPU."""
     _check_shape(keys)
-    return keys.detach().to(device="cpu", dtype=torch.float64).reshape(-1, keys.shape[-1]).numpy()
+    with limited(keys.numel()):
+        return keys.detach().to(device="cpu", dtype=torch.float64).reshape(-1, keys.shape[-1]).numpy()
 
 
 def _check_shape(keys: torch.Tensor) -> None:
@@ -77,10 +80,18 @@ def exact_order_value(keys: torch.Tensor, *, block_rows: int | None = None,
         raise ValueError(f"keys must be bfloat16, float16 or float32 (their squares are exact in float64), "
                          f"got {keys.dtype}")
     dim = keys.shape[-1]
-    src = keys.detach().to("cpu").reshape(-1, dim).contiguous()
-    bits = src.view(layout.int_dtype).numpy()
+    with limited(keys.numel()):
+        src = keys.detach().to("cpu").reshape(-1, dim).contiguous()
     count = src.shape[0]
     block = min(count, max(1, BLOCK_ELEMENTS // dim) if block_rows is None else block_rows)
+    with limited(block * dim):  # the staging copies below are one block each: small work
+        return _blocked_order_value(src, layout, block, fsum_norms_up_to)
+
+
+def _blocked_order_value(src: torch.Tensor, layout: _Layout, block: int, fsum_norms_up_to: int | None) -> float:
+    """``exact_order_value`` of the rows ``src [count, D]``, ``block`` rows at a time."""
+    count, dim = src.shape
+    bits = src.view(layout.int_dtype).numpy()
     staging = torch.empty((block, dim), dtype=torch.float64)
     scratch = staging.numpy()
     sums = np.empty(count, dtype=np.float64)

@@ -23,6 +23,7 @@ from realstate.kernel.engine import CANONICAL, Engine
 from realstate.kernel.fingerprint import Fingerprint
 from realstate.kernel.fragment import Fragment, content_id_of
 from realstate.kernel.rope import reencode_into, render_keys
+from realstate.kernel.threads import limited
 from spec import InputError
 
 if TYPE_CHECKING:  # annotations only: canonmerge check renders without importing transformers
@@ -105,22 +106,32 @@ class _Prepared(NamedTuple):
 
 
 def _prepare(placements: Sequence[Placement], base: int, reencode: bool) -> _Prepared:
-    fragments = [p.fragment for p in placements]
-    fp = _common_fingerprint(fragments)
-    sources, values, spans, total = [], [], [], 0
-    for p, f in zip(placements, fragments):
+    """One pass over the layout (a tiny render's cost is mostly such passes): the fingerprint
+    object compared first (equal fingerprints are almost always one object), devices compared
+    only where some tensor is not on the CPU."""
+    if not placements:
+        raise InputError("nothing to render: no fragments")
+    fp = placements[0].fragment.fingerprint
+    sources, values, spans, total, on_cpu = [], [], [], 0, True
+    for p in placements:
+        f = p.fragment
+        if f.fingerprint is not fp:
+            _common_fingerprint([placements[0].fragment, f])  # raises where they differ
         n = f.tokens
-        sources.append(f.keys)
+        keys = f.keys
+        sources.append(keys)
         values.append(f.values)
         spans.append((n, p.offset - f.start if reencode else 0))
         total += n
+        on_cpu = on_cpu and keys.is_cpu
     if base < 0 or base + total > fp.max_positions:
         raise InputError(f"render positions {base}..{base + total - 1} exceed the model's maximum "
                          f"{fp.max_positions}")
-    device = sources[0].device
-    if any(k.device != device for k in sources):  # rare: gather on the first fragment's device
-        sources = [k.to(device) for k in sources]
-        values = [v.to(device) for v in values]
+    if not on_cpu:
+        device = sources[0].device
+        if any(k.device != device for k in sources):  # rare: gather on the first fragment's device
+            sources = [k.to(device) for k in sources]
+            values = [v.to(device) for v in values]
     return _Prepared(fp, list(placements), sources, values, tuple(spans), total)
 
 
@@ -129,7 +140,15 @@ def render_layout(placements: Sequence[Placement], base: int, engine: Engine = C
     """Write every fragment, re-encoded to its offset, into one buffer per tensor: values by one
     concatenation, keys by one batched re-encoding (an engine whose re-encoding has no batched
     twin, e.g. a planted bug, is called once per fragment instead)."""
-    return render_layouts([placements], base, engine, reencode)[0]
+    p = _prepare(placements, base, reencode)
+    batched = _BATCHED_REENCODE.get(engine.reencode)
+    if batched is None:
+        return _render_each(p, base, engine)
+    fp = p.fingerprint
+    with limited(p.total * fp.layers * fp.kv_heads * fp.head_dim):
+        keys = batched(p.sources, p.spans, engine.frequencies(fp), chunk_elements=engine.chunk_elements,
+                       fused=engine.fused, threads=engine.threads)
+        return Rendered(fp, base, keys, torch.cat(p.values, dim=2), p.placements)
 
 
 def render_layouts(layouts: Sequence[Sequence[Placement]], base: int, engine: Engine = CANONICAL,
@@ -141,12 +160,12 @@ def render_layouts(layouts: Sequence[Sequence[Placement]], base: int, engine: En
     every render holds the bytes it would alone (tested); what is shared is only the fixed cost
     of the torch calls, which is most of the cost of a checker's tiny render.  Each render's
     tensors are contiguous views into its batch."""
+    if len(layouts) == 1:  # one render (every call but the checker's): nothing to group
+        return [render_layout(layouts[0], base, engine, reencode)]
     prepared = [_prepare(p, base, reencode) for p in layouts]
     batched = _BATCHED_REENCODE.get(engine.reencode)
     if batched is None:
         return [_render_each(p, base, engine) for p in prepared]
-    if len(prepared) == 1:  # one render (every call but the checker's): nothing to group
-        return _render_batch(prepared, base, engine, batched)
     rendered: list[Rendered] = [None] * len(prepared)  # type: ignore[list-item]
     groups: dict[tuple[int, tuple[tuple[int, int], ...], torch.device], list[int]] = {}
     bound = BATCH_ELEMENTS if engine.batch_elements is None else engine.batch_elements
@@ -167,8 +186,16 @@ def _render_batch(batch: list[_Prepared], base: int, engine: Engine,
                   batched: Callable[..., torch.Tensor]) -> list[Rendered]:
     first = batch[0]
     fp = first.fingerprint
+    with limited(len(batch) * first.total * fp.layers * fp.kv_heads * fp.head_dim):  # elements per tensor
+        return _write_batch(batch, base, engine, batched)
+
+
+def _write_batch(batch: list[_Prepared], base: int, engine: Engine,
+                 batched: Callable[..., torch.Tensor]) -> list[Rendered]:
+    first = batch[0]
+    fp = first.fingerprint
     inv_freq = engine.frequencies(fp)
-    if len(batch) == 1:
+    if len(batch) == 1:  # a render too large to share its calls, or alone in its group
         keys = batched(first.sources, first.spans, inv_freq, chunk_elements=engine.chunk_elements,
                        fused=engine.fused, threads=engine.threads)
         return [Rendered(fp, base, keys, torch.cat(first.values, dim=2), first.placements)]
@@ -183,6 +210,12 @@ def _render_batch(batch: list[_Prepared], base: int, engine: Engine,
 
 def _render_each(p: _Prepared, base: int, engine: Engine) -> Rendered:
     """The per-fragment path: ``engine.reencode`` writes each fragment's slice of the keys."""
+    fp = p.fingerprint
+    with limited(p.total * fp.layers * fp.kv_heads * fp.head_dim):
+        return _write_each(p, base, engine)
+
+
+def _write_each(p: _Prepared, base: int, engine: Engine) -> Rendered:
     fp = p.fingerprint
     inv_freq = engine.frequencies(fp)
     keys = torch.empty((fp.layers, fp.kv_heads, p.total, fp.head_dim), dtype=p.sources[0].dtype,
@@ -207,7 +240,7 @@ def canonical_renders(states: Iterable[Iterable[Fragment]], base: int = 0,
 
 def canonical_render(fragments: Iterable[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:
     """CanonicalMerge of the *set* of ``fragments`` (duplicates by content id count once)."""
-    return canonical_renders([fragments], base, engine)[0]
+    return render_layout(layout(engine.order(list(engine.collect(fragments))), base), base, engine)
 
 
 def bag_render(fragments: Sequence[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:

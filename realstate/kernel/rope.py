@@ -11,7 +11,9 @@ cos = 1, sin = 0 would turn −0 into +0 and rewrite NaN bits.
 all fragments of a render at once, consecutive fragments with δ ≠ 0 batched together (each
 position row carries its own fragment's cos/sin); ``reencode_into`` is the per-fragment form.
 The keys are widened once to float32 (X), and X₁ = k₁c − k₂s, X₂ = k₂c + k₁s are formed from
-separately rounded products and rounded once to the storage dtype: either as
+separately rounded products and rounded once to the storage dtype: for small renders of CPU
+keys where ``realstate.kernel.fused``'s kernels apply, by one compiled call on the concatenated
+keys (a small render is mostly per-call cost, and torch needs six calls); else as
 X·C + roll(X)·[−S, S] (small renders: fewest operations) or as X·C, then X₁ −= (X·S)₂ and
 X₂ += (X·S)₁ (large renders, chunk by chunk in cache), or, for large renders of CPU keys in
 bfloat16 or float32, by ``realstate.kernel.fused``'s compiled kernel in one pass.  Each is the literal
@@ -28,7 +30,10 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from types import ModuleType
 
+import numpy as np
 import torch
+
+from realstate.kernel.threads import limited
 
 # elements per chunk (and the size up to which a render is rotated in place in one go): large
 # enough that per-call overhead is small, small enough that the float32 scratch stays in the
@@ -133,6 +138,30 @@ def _build_small_plan(inv_freq: tuple[float, ...], spans: _Spans, device: torch.
     return tuple(plan)
 
 
+_RowPlan = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _row_plan(inv_freq: tuple[float, ...], spans: _Spans, tokens: int) -> _RowPlan:
+    """For the compiled small path: the runs to rotate (int64 [R, 2], start and end rows) and
+    float32 cos and sin tables [T, D] whose row t is the table for the δ of the piece at
+    position t (rows of pieces with δ = 0 are never read).  Cached while the tables are small."""
+    if tokens * 2 * len(inv_freq) <= _CACHED_TABLE_ELEMENTS:
+        return _cached_row_plan(inv_freq, spans)
+    return _build_row_plan(inv_freq, spans)
+
+
+@lru_cache(maxsize=128)
+def _cached_row_plan(inv_freq: tuple[float, ...], spans: _Spans) -> _RowPlan:
+    return _build_row_plan(inv_freq, spans)
+
+
+def _build_row_plan(inv_freq: tuple[float, ...], spans: _Spans) -> _RowPlan:
+    rotated = tuple((n, delta if delta else 1) for n, delta in spans)  # δ = 0 rows: any table, unread
+    cos, sin, _ = _span_tables(inv_freq, rotated, torch.device("cpu"))
+    runs = np.array([(start, start + length) for start, length, _ in _runs(spans)], dtype=np.int64)
+    return runs.reshape(-1, 2), cos.numpy(), sin.numpy()
+
+
 def render_keys(sources: Sequence[torch.Tensor], spans: _Spans, inv_freq: Sequence[float],
                 chunk_elements: int | None = None, fused: bool = True, threads: int | None = None
                 ) -> torch.Tensor:
@@ -148,10 +177,18 @@ def render_keys(sources: Sequence[torch.Tensor], spans: _Spans, inv_freq: Sequen
     tokens = sum([n for n, _ in spans])
     frequencies = tuple(inv_freq)
     chunk = CHUNK_ELEMENTS if chunk_elements is None else chunk_elements
-    if layers * heads * tokens * head_dim <= chunk:
-        dest = torch.cat(sources, dim=2)
-        for start, length, cos, signed_sin in _small_plan(frequencies, spans, tokens, first.device):
-            _rotate_in_place(dest, start, length, cos, signed_sin)
+    elements = layers * heads * tokens * head_dim
+    if elements <= chunk:
+        with limited(elements):
+            dest = torch.cat(sources, dim=2)
+            kernel = fused_kernel(dest) if fused else None
+            if kernel is not None:  # one compiled call rotates every run where it lies
+                runs, cos, sin = _row_plan(frequencies, spans, tokens)
+                if len(runs):
+                    kernel.rotate_rows(dest, runs, cos, sin)
+                return dest
+            for start, length, cos, signed_sin in _small_plan(frequencies, spans, tokens, first.device):
+                _rotate_in_place(dest, start, length, cos, signed_sin)
         return dest
     dest = torch.empty((layers, heads, tokens, head_dim), dtype=first.dtype, device=first.device)
     position, pieces = 0, []
@@ -181,17 +218,26 @@ def reencode_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int,
     if dest.numel() > chunk:
         _write_spans(dest, pieces, frequencies, chunk, fused, threads)
         return
-    for keys, position, delta in pieces:  # few elements: copy, then rotate with the fewest operations
-        dest[:, :, position:position + keys.shape[2]].copy_(keys)
-        if delta != 0:
-            tables = _delta_table(frequencies, delta, dest.device)  # [3, 1, D]: broadcast over positions
-            _rotate_in_place(dest, position, keys.shape[2], tables[0], tables[2])
+    with limited(dest.numel()):
+        for keys, position, delta in pieces:  # few elements: copy, then rotate with the fewest operations
+            dest[:, :, position:position + keys.shape[2]].copy_(keys)
+            if delta != 0:
+                tables = _delta_table(frequencies, delta, dest.device)  # [3, 1, D]: broadcast over positions
+                _rotate_in_place(dest, position, keys.shape[2], tables[0], tables[2])
 
 
 def _write_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, int]],
                  inv_freq: tuple[float, ...], chunk: int, fused: bool, threads: int | None) -> None:
     """From the sources straight into ``dest``: by the compiled kernel where it applies (and
-    ``fused``), else chunk by chunk with pieces with δ ≠ 0 that lie back to back rotated together."""
+    ``fused``), else chunk by chunk with pieces with δ ≠ 0 that lie back to back rotated together.
+    Torch's operations and the kernel (unless ``threads`` is given) run on the threads
+    ``realstate.kernel.threads`` gives a render of this size."""
+    with limited(dest.numel()):
+        _write_spans_limited(dest, pieces, inv_freq, chunk, fused, threads)
+
+
+def _write_spans_limited(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, int]],
+                         inv_freq: tuple[float, ...], chunk: int, fused: bool, threads: int | None) -> None:
     kernel = fused_kernel(dest) if fused else None
     if kernel is not None:
         _write_fused(dest, pieces, inv_freq, kernel, threads)
@@ -211,13 +257,20 @@ def _write_spans(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, i
 
 
 def fused_kernel(dest: torch.Tensor) -> ModuleType | None:
-    """``realstate.kernel.fused`` where its kernel applies to ``dest`` (imported on first use: numba
-    takes a few tenths of a second to import, which a command that renders only small never pays)."""
-    if not NUMBA or dest.device.type != "cpu":
+    """``realstate.kernel.fused`` where its kernels apply to ``dest`` (imported on the first render
+    of CPU keys: numba takes a few tenths of a second to import, which a command that renders
+    nothing never pays)."""
+    if not NUMBA or not dest.is_cpu:
         return None
+    fused = _fused_module()
+    return fused if fused.applies(dest) else None
+
+
+@lru_cache(maxsize=1)
+def _fused_module() -> ModuleType:
     from realstate.kernel import fused
 
-    return fused if fused.applies(dest) else None
+    return fused
 
 
 def _write_fused(dest: torch.Tensor, pieces: Sequence[tuple[torch.Tensor, int, int]],
