@@ -94,7 +94,8 @@ def command_piece(name: str, args: list[str], limit: float, clock: Clock) -> dic
     timeout = min(limit, clock.left())
     if timeout < 5:
         return {**piece, "result": "not run", "why": "the time budget was spent before it could start"}
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
+    path = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env = {**os.environ, "PYTHONPATH": path}
     started = time.perf_counter()
     try:
         done = run_group(argv, ROOT, env, timeout)
@@ -138,7 +139,10 @@ def skipped(name: str, why: str) -> dict[str, Any]:
     return {"piece": name, "result": "not run", "why": why}
 
 
-def plan(device: str, quick: bool, chosen: tuple[str, ...] = PIECES) -> list[tuple[str, Callable[[Clock], dict[str, Any]]]]:
+Step = Callable[[Clock], dict[str, Any]]
+
+
+def plan(device: str, quick: bool, chosen: tuple[str, ...] = PIECES) -> list[tuple[str, Step]]:
     """The pieces in the order they run, each with its own time limit (seconds); those ``chosen``
     leaves out are listed as not run."""
     return [(name, step if group in chosen else (lambda c, n=name: skipped(n, "not selected by --pieces")))

@@ -17,7 +17,7 @@ from audit.scratch import Patch, ScratchCopy
 from realstate.bench.canaries import CANARIES, forged_redelivery, with_canaries
 from realstate.bench.runner import run_bench
 from realstate.bench.structural import INSTRUMENTS, structural_results
-from spec import ClaimResult, Outcome
+from spec import Outcome
 from tests.realstate_helpers import random_fragment, tiny_fingerprint
 from tests.test_bench_run import CLI_QUICK, ONE_CELL
 
@@ -52,8 +52,9 @@ def test_coverage_is_counted_from_the_renders_beside_k_factorial(outcome):
 def test_a_canary_an_instrument_misses_fails_its_row_naming_the_instrument(outcome):
     canaries = {name: structural_results([c["record"]], "m", 0.0) for name, c in _records(outcome).items()}
     render = INSTRUMENTS["re-delivery bytes"][0]
-    canaries["arrival order"] = [dataclasses.replace(r, details={**r.details, "cells_where_redelivery_changed_bytes": []})
-                                 if r.check == render else r for r in canaries["arrival order"]]
+    missed = {"cells_where_redelivery_changed_bytes": []}
+    canaries["arrival order"] = [dataclasses.replace(r, details={**r.details, **missed}) if r.check == render else r
+                                 for r in canaries["arrival order"]]
     real = [dataclasses.replace(r, details={k: v for k, v in r.details.items() if k != "canaries"})
             for r in outcome.results]
     rows = {r.check: r for r in with_canaries(real, canaries)}
@@ -78,7 +79,8 @@ def test_the_forged_redelivery_keeps_the_id_and_changes_every_value_bit():
     def bits(t: torch.Tensor) -> torch.Tensor:
         return t.contiguous().view(torch.int16)
 
-    assert bool(((bits(forged.values) ^ bits(fragment.values)) == -32768).all())  # the sign bit, and only it, in every element
+    # the sign bit, and only it, in every element
+    assert bool(((bits(forged.values) ^ bits(fragment.values)) == -32768).all())
 
 
 PLANTS = {
@@ -98,7 +100,8 @@ PLANTS = {
 AUDIT_PLANTS = {
     "the rendered orders are counted from the loop, not from what was fed": (Patch(
         "realstate/bench/conditions.py",
-        "return len({tuple(f.content_id for f in fed) for fed in inputs if sorted(f.content_id for f in fed) == members})",
+        "return len({tuple(f.content_id for f in fed) for fed in inputs "
+        "if sorted(f.content_id for f in fed) == members})",
         "return len(inputs)"),
         INSTRUMENTS["rendered-order coverage"][0], "rendered-order coverage"),
     "a re-delivery render is compared by its layout's ids": (Patch(
