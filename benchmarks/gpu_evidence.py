@@ -129,7 +129,10 @@ def parity_piece(device: str, clock: Clock) -> dict[str, Any]:
 
     if clock.left() < 5:
         return {"piece": "parity", "result": "not run", "why": "the time budget was spent before it could start"}
-    parity = run_parity(device)
+    try:
+        parity = run_parity(device)
+    except Exception as exc:  # noqa: BLE001 - a device that cannot render is a finding, not a lost run
+        return {"piece": "parity", "result": "error", "why": f"{type(exc).__name__}: {exc}"[:300]}
     ok = not parity["mismatches"] and parity["canary"]["seen"]
     return {"piece": "parity", "command": f"realstate.evidence.device_parity.run_parity({device!r})",
             "result": "holds" if ok else "fails", "seconds": parity["seconds"], "parity": parity}
