@@ -43,6 +43,7 @@ from spec.arguments import within_positions
 
 T = TypeVar("T")
 PAPER_SCALE = "the core paper measures Qwen3-1.7B and Qwen3-4B"
+CANARY_NEW_TOKENS = 1
 
 
 @dataclass
@@ -144,14 +145,15 @@ def _tick(progress: Progress, task: str, items: list[T], body: Callable[[T], Non
 def run_canaries(lm: LoadedModel, codec: Any, cells: list[Cell], settings: BenchSettings) -> dict[str, dict[str, Any]]:
     """Each canary (``realstate.bench.canaries``) on the smallest cell, through the real cells'
     pipeline: rows, batched decode, record, structural rows.  Its rows never join the results;
-    ``canary_results`` reads them."""
+    ``with_canaries`` reads them.  One decoded token each: the first-step logits are what the
+    answer instrument must see differ, and the canaries stay a few per cent of a run."""
     if not cells:
         return {}
     smallest = min(cells, key=lambda c: (len(c.fragments), c.latent_steps))
     out = {}
     for canary in CANARIES:
         cell = Cell(smallest.problem, smallest.latent_steps, smallest.fragments)
-        decode_cell(lm, codec, cell, canary.engine, {}, settings.seed, None, settings.max_new_tokens,
+        decode_cell(lm, codec, cell, canary.engine, {}, settings.seed, None, CANARY_NEW_TOKENS,
                     canary.plan(len(cell.fragments)))
         out[canary.name] = {"engine": canary.engine.name, "record": cell.record,
                             "rows": structural_results([cell.record], lm.geometry, 0.0)}
