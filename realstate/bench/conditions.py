@@ -11,7 +11,7 @@ Re-delivery is checked on bytes and states (it must change nothing, so it is not
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,15 +42,45 @@ class Cell:
     record: dict[str, Any] = field(default_factory=dict)
 
 
+# what a re-delivery of one fragment appends to the arrivals (a copy; a canary appends other things)
+Redeliver = Callable[[Fragment], list[Fragment]]
+
+
+def redeliver_copy(fragment: Fragment) -> list[Fragment]:
+    return [fragment.copy()]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a cell renders: the input orders (agent indices), what each re-delivery appends, and
+    whether the non-structural rows (naive, alone, controls, references) are decoded too.  A real
+    cell renders all k! orders (``None``); the canaries (``realstate.bench.canaries``) feed
+    others through the same pipeline."""
+
+    orders: tuple[tuple[int, ...], ...] | None = None
+    redeliver: Redeliver = redeliver_copy
+    full: bool = True
+
+    def orders_for(self, k: int) -> list[tuple[int, ...]]:
+        return list(itertools.permutations(range(k))) if self.orders is None else list(self.orders)
+
+
+ALL_ORDERS = Plan()
+
+
 @dataclass
 class Structure:
-    """The byte- and state-level facts of a cell (claim evidence, not accuracy)."""
+    """The byte- and state-level facts of a cell (claim evidence, not accuracy), as measured: the
+    renders' digests and the orders actually fed to them, never a verdict computed here."""
 
-    canonical_digests: set[str]
-    bag_digests: set[str]
-    redelivery_canonical_equal: bool
+    orders_rendered: int  # distinct input orders fed to the renders, each a permutation of the cell's fragments
+    canonical_digests: list[str]  # per input order fed
+    bag_digests: list[str]
+    redelivery_digests: list[str]  # CanonicalMerge of the first order's arrivals plus one re-delivery, per fragment
+    redelivery_layouts: list[list[int]]  # where each of those renders put the fragments (agent indices)
+    redelivery_bag_digests: list[str]
+    redeliveries_rendered: int  # fragments whose re-delivery was rendered
     redelivery_state_unchanged: bool
-    redelivery_bag_changed: bool
     layout: list[int]  # agent indices in the CanonicalMerge order
 
 
@@ -59,22 +89,34 @@ def _same_ids(a: Any, b: Any) -> bool:
     return len(ids_a) == len(ids_b) and sorted(ids_a) == sorted(ids_b)
 
 
-def structure_of(fragments: list[Fragment], engine: Engine,
-                 orders: list[tuple[int, ...]]) -> tuple[Structure, list[Rendered], list[Rendered]]:
-    canonical = [canonical_render([fragments[i] for i in o], engine=engine) for o in orders]
-    bags = [bag_render([fragments[i] for i in o]) for o in orders]
-    reference = canonical[0].digest()
-    redelivered = all(canonical_render([*fragments, fragments[j].copy()], engine=engine).digest() == reference
-                      for j in range(len(fragments)))
-    state = engine.collect(fragments)
-    absorbed = all(_same_ids(state.merge(engine.collect([fragments[j].copy()])), state)
-                   for j in range(len(fragments)))
-    bag_changed = all(bag_render([*fragments, fragments[j].copy()]).digest() != bags[0].digest()
-                      for j in range(len(fragments)))
+def _orders_fed(fragments: list[Fragment], inputs: list[list[Fragment]]) -> int:
+    """How many distinct input orders were fed, counting only those that are permutations of the
+    cell's fragments: a count of what was rendered, not of the loop that meant to render it."""
+    members = sorted(f.content_id for f in fragments)
+    return len({tuple(f.content_id for f in fed) for fed in inputs if sorted(f.content_id for f in fed) == members})
+
+
+def structure_of(fragments: list[Fragment], engine: Engine, orders: list[tuple[int, ...]],
+                 redeliver: Redeliver = redeliver_copy) -> tuple[Structure, list[list[Fragment]], list[Rendered],
+                                                                 list[Rendered]]:
+    inputs = [[fragments[i] for i in o] for o in orders]
+    canonical = [canonical_render(fed, engine=engine) for fed in inputs]
+    bags = [bag_render(fed) for fed in inputs]
     by_id = {f.content_id: i for i, f in enumerate(fragments)}
+    first = inputs[0]
+    redelivered, layouts, bag_redelivered, rendered = [], [], [], 0
+    for j in range(len(fragments)):
+        extra = redeliver(fragments[j])
+        rendered += bool(extra)
+        again = canonical_render([*first, *extra], engine=engine)
+        redelivered.append(again.digest())
+        layouts.append([by_id.get(p.fragment.content_id, -1) for p in again.layout])
+        bag_redelivered.append(bag_render([*first, *extra]).digest())
+    state = engine.collect(fragments)
+    absorbed = all(_same_ids(state.merge(engine.collect(redeliver(f))), state) for f in fragments)
     layout = [by_id.get(p.fragment.content_id, -1) for p in canonical[0].layout]
-    return (Structure({r.digest() for r in canonical}, {r.digest() for r in bags}, redelivered, absorbed,
-                      bag_changed, layout), canonical, bags)
+    return (Structure(_orders_fed(fragments, inputs), [r.digest() for r in canonical], [r.digest() for r in bags],
+                      redelivered, layouts, bag_redelivered, rendered, absorbed, layout), inputs, canonical, bags)
 
 
 @dataclass
@@ -132,12 +174,18 @@ class References:
 
 
 def cell_rows(lm: LoadedModel, cell: Cell, engine: Engine, donors: dict[int, controls.Donor | None], seed: int,
-              references: References | None) -> tuple[list[Row], Structure, dict[str, Any]]:
+              references: References | None, plan: Plan = ALL_ORDERS) -> tuple[list[Row], Structure, dict[str, Any]]:
+    """Every row of a cell.  A CanonicalMerge row is named by the order it was actually fed (agent
+    indices of the fragments passed to the render), so the decoded orders are counted from what ran."""
     k = len(cell.fragments)
-    orders = list(itertools.permutations(range(k)))
-    structure, canonical, bags = structure_of(cell.fragments, engine, orders)
+    orders = plan.orders_for(k)
+    structure, inputs, canonical, bags = structure_of(cell.fragments, engine, orders, plan.redeliver)
+    index = {f.content_id: i for i, f in enumerate(cell.fragments)}
     rows = [_row(order_name(o), r) for o, r in zip(orders, bags)]
-    rows += [_row(f"canonical<{','.join(map(str, o))}>", r) for o, r in zip(orders, canonical)]
+    rows += [_row(f"canonical<{','.join(str(index[f.content_id]) for f in fed)}>", r)
+             for fed, r in zip(inputs, canonical)]
+    if not plan.full:
+        return rows, structure, {"deranged_donors": None}
     rows.append(_row("naive", naive_render(cell.fragments)))
     rows += [Row(f"alone[{i}]", f.keys, f.values) for i, f in enumerate(cell.fragments)]
     control_set = control_rows(cell, canonical[0], engine, donors, seed)
@@ -152,8 +200,8 @@ def cell_rows(lm: LoadedModel, cell: Cell, engine: Engine, donors: dict[int, con
 
 def decode_cell(lm: LoadedModel, codec: TextCodec, cell: Cell, engine: Engine,
                 donors: dict[int, controls.Donor | None], seed: int, references: References | None,
-                max_new_tokens: int) -> tuple[Structure, BatchResult, list[Row]]:
-    rows, structure, info = cell_rows(lm, cell, engine, donors, seed, references)
+                max_new_tokens: int, plan: Plan = ALL_ORDERS) -> tuple[Structure, BatchResult, list[Row]]:
+    rows, structure, info = cell_rows(lm, cell, engine, donors, seed, references, plan)
     prompt = codec.encode(codec.final_text(cell.problem))
     result = decode_rows(lm, codec, rows, prompt, max_new_tokens)
     cell.record = assemble(cell, rows, result, structure, info, len(prompt))
@@ -167,6 +215,8 @@ def assemble(cell: Cell, rows: list[Row], result: BatchResult, structure: Struct
     answers: dict[str, dict[str, Any]] = {}
     canonical_answers: set[tuple[int, ...]] = set()
     canonical_logits: set[str] = set()
+    canonical_rows = [row.condition for row in rows if row.condition.startswith("canonical<")]
+    canonical_orders = set(canonical_rows)  # rows are named by the order they were fed
     for row, decoded in zip(rows, result.rows):
         if row.condition.startswith("canonical<"):
             canonical_answers.add(decoded.tokens)
@@ -185,16 +235,20 @@ def assemble(cell: Cell, rows: list[Row], result: BatchResult, structure: Struct
         "latent_steps": cell.latent_steps, "context_tokens": max(r.tokens for r in rows),
         "fragment_tokens": [f.tokens for f in cell.fragments], "prompt_tokens": prompt_tokens,
         "batch_rows": len(rows), "decode_steps": result.steps, "answers": answers,
-        "canonical_orders": {"orders": sum(1 for r in rows if r.condition.startswith("canonical<")),
+        "canonical_orders": {"orders": len(canonical_orders), "rows": len(canonical_rows),
                              "distinct_answers": len(canonical_answers),
                              "distinct_first_logits": len(canonical_logits)},
         "structure": {"canonical_layout": structure.layout,
-                      "canonical_digest": sorted(structure.canonical_digests)[0],
-                      "canonical_distinct_digests": len(structure.canonical_digests),
-                      "bag_distinct_digests": len(structure.bag_digests),
-                      "redelivery_canonical_equal": structure.redelivery_canonical_equal,
-                      "redelivery_state_unchanged": structure.redelivery_state_unchanged,
-                      "redelivery_bag_changed": structure.redelivery_bag_changed},
+                      "orders_rendered": structure.orders_rendered,
+                      "canonical_digest": structure.canonical_digests[0],
+                      "canonical_distinct_digests": len(set(structure.canonical_digests)),
+                      "bag_digest": structure.bag_digests[0],
+                      "bag_distinct_digests": len(set(structure.bag_digests)),
+                      "redeliveries_rendered": structure.redeliveries_rendered,
+                      "redelivery_digests": structure.redelivery_digests,
+                      "redelivery_layouts": structure.redelivery_layouts,
+                      "redelivery_bag_digests": structure.redelivery_bag_digests,
+                      "redelivery_state_unchanged": structure.redelivery_state_unchanged},
         "controls": info,
         "packllm": None if fusion is None else {"log_perplexity": [round(x, 6) for x in fusion.log_perplexities],
                                                 "weights": [round(w, 6) for w in fusion.weights]},

@@ -22,7 +22,8 @@ from typing import Any, TypeVar
 import torch
 
 from realstate.bench import controls
-from realstate.bench.conditions import Cell, References, assemble, cell_rows
+from realstate.bench.canaries import CANARIES, with_canaries
+from realstate.bench.conditions import Cell, References, assemble, cell_rows, decode_cell
 from realstate.bench.decoding import decode_rows
 from realstate.bench.prompts import agent_text, codec_for
 from realstate.bench.selection import load_problems, source_of
@@ -42,6 +43,7 @@ from spec.arguments import within_positions
 
 T = TypeVar("T")
 PAPER_SCALE = "the core paper measures Qwen3-1.7B and Qwen3-4B"
+CANARY_NEW_TOKENS = 1
 
 
 @dataclass
@@ -140,6 +142,24 @@ def _tick(progress: Progress, task: str, items: list[T], body: Callable[[T], Non
     progress(task, len(items), len(items))
 
 
+def run_canaries(lm: LoadedModel, codec: Any, cells: list[Cell], settings: BenchSettings) -> dict[str, dict[str, Any]]:
+    """Each canary (``realstate.bench.canaries``) on the smallest cell, through the real cells'
+    pipeline: rows, batched decode, record, structural rows.  Its rows never join the results;
+    ``with_canaries`` reads them.  One decoded token each: the first-step logits are what the
+    answer instrument must see differ, and the canaries stay a few per cent of a run."""
+    if not cells:
+        return {}
+    smallest = min(cells, key=lambda c: (len(c.fragments), c.latent_steps))
+    out = {}
+    for canary in CANARIES:
+        cell = Cell(smallest.problem, smallest.latent_steps, smallest.fragments)
+        decode_cell(lm, codec, cell, canary.engine, {}, settings.seed, None, CANARY_NEW_TOKENS,
+                    canary.plan(len(cell.fragments)))
+        out[canary.name] = {"engine": canary.engine.name, "record": cell.record,
+                            "rows": structural_results([cell.record], lm.geometry, 0.0)}
+    return out
+
+
 def run_bench(settings: BenchSettings, progress: Progress = no_progress, engine: Engine = CANONICAL) -> BenchOutcome:
     """Run the benchmark; ``document`` holds every setting, seed, per-cell answer and statistic.
 
@@ -224,9 +244,12 @@ def run_bench(settings: BenchSettings, progress: Progress = no_progress, engine:
 
     _tick(progress, "bench: decode", cells, decode)
     records = [c.record for c in cells]
+    with clock.phase("canaries (same pipeline, built to be caught)"):
+        canaries = run_canaries(lm, codec, cells, settings)
     with clock.phase("statistics"):
         summary = summarize(records, settings.bootstrap, settings.seed, settings.tost_margin)
-    results = structural_results(records, lm.geometry, sum(clock.wall.values()))
+    results = with_canaries(structural_results(records, lm.geometry, sum(clock.wall.values())),
+                            {name: c["rows"] for name, c in canaries.items()})
     document = {
         "benchmark": "canonmerge bench: CanonicalMerge vs BagMerge on partitioned reasoning",
         "settings": settings.to_json(),
@@ -245,6 +268,11 @@ def run_bench(settings: BenchSettings, progress: Progress = no_progress, engine:
         "controls": {"checked_per_cell": ["zeroed", "moment-matched", "deranged"], "deranged_donors": donor_counts,
                      "moment_tolerance": controls.MOMENT_TOLERANCE},
         "cells": records,
+        "canaries": {name: {"engine": c["engine"], "cell": c["record"]["problem"], "k": c["record"]["k"],
+                            "latent_steps": c["record"]["latent_steps"],
+                            "canonical_orders": c["record"]["canonical_orders"], "structure": c["record"]["structure"],
+                            "claims": [{k: v for k, v in r.to_json().items() if k != "seconds"} for r in c["rows"]]}
+                     for name, c in canaries.items()},
         "summary": summary,
         "claims": [{k: v for k, v in r.to_json().items() if k != "seconds"} for r in results],
         "timings": clock.to_json(),

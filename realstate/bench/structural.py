@@ -1,17 +1,23 @@
 """The benchmark's structural guarantees as claim evidence (``spec.ClaimResult``, part "realstate").
 
 Accuracy is data; these are not estimated: every cell is checked, and one counterexample fails
-the row.  Each row names the claim it supports:
+the row.  Each row names the claim it supports, and counts what was actually rendered and decoded
+beside its closed form (k! input orders and k single re-deliveries per cell of k fragments): a
+cell short of its count fails the row, since "every order" was then not checked.
 
 - C8 — CanonicalMerge, fed every one of the k! input orders, decodes ONE answer per problem and
   budget (identical greedy tokens and identical first-step logits bytes; decoded, not inferred);
-- C3 — CanonicalMerge renders one digest over all k! input orders, and the same digest with any
-  one fragment re-delivered;
+- C3 — CanonicalMerge renders one digest over all k! input orders, and the same digest (compared
+  as bytes: SHA-256 of the render, never as content ids) with any one fragment re-delivered;
 - C2 — merging a re-delivered fragment into the state leaves its set of content ids unchanged;
-- C4 — BagMerge's input orders give different bytes (a witness), and a re-delivery changes them."""
+- C4 — BagMerge's input orders give different bytes (a witness), and a re-delivery changes them.
+
+The rows' details name each instrument's findings (``INSTRUMENTS``), which is what the canaries
+(``realstate.bench.canaries``) read to show that every instrument could see."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,9 +29,31 @@ RENDER_CHECK = P.BENCH_RENDER.name
 ABSORB_CHECK = P.BENCH_ABSORB.name
 BAG_CHECK = P.BENCH_BAG.name
 
+# instrument -> (the row it sits in, the detail listing the cells where it found something)
+INSTRUMENTS: dict[str, tuple[str, str]] = {
+    "answers over orders": (UNIQUENESS_CHECK, "cells_with_several_logits"),
+    "decoded-order coverage": (UNIQUENESS_CHECK, "cells_short_of_k_factorial_decodes"),
+    "digests over orders": (RENDER_CHECK, "cells_with_several_digests"),
+    "rendered-order coverage": (RENDER_CHECK, "cells_short_of_k_factorial_orders"),
+    "re-delivery coverage": (RENDER_CHECK, "cells_short_of_k_redeliveries"),
+    "re-delivery bytes": (RENDER_CHECK, "cells_where_redelivery_changed_bytes"),
+    "re-delivery absorbed": (ABSORB_CHECK, "cells_not_absorbed"),
+    "BagMerge order witness": (BAG_CHECK, "cells_without_order_witness"),
+    "BagMerge re-delivery bytes": (BAG_CHECK, "redelivery_unchanged"),
+}
+SHOWN = 20  # cells listed per finding
+
 
 def _outcome(ok: bool) -> Outcome:
     return Outcome.HOLDS if ok else Outcome.FAILS
+
+
+def _name(r: dict[str, Any]) -> str:
+    return f"{r['problem']}@L{r['latent_steps']}"
+
+
+def _cells(records: Sequence[dict[str, Any]], found: Any) -> list[str]:
+    return [_name(r) for r in records if found(r)]
 
 
 def structural_results(records: Sequence[dict[str, Any]], model: str, seconds: float) -> list[ClaimResult]:
@@ -33,40 +61,51 @@ def structural_results(records: Sequence[dict[str, Any]], model: str, seconds: f
     if cells == 0:
         return []
     where = f"{cells} problem-budget cells, {model}"
-    many_answers = [r["problem"] + f"@L{r['latent_steps']}" for r in records
-                    if r["canonical_orders"]["distinct_answers"] != 1]
-    many_logits = [r["problem"] + f"@L{r['latent_steps']}" for r in records
-                   if r["canonical_orders"]["distinct_first_logits"] != 1]
-    decodes = sum(r["canonical_orders"]["orders"] for r in records)
-    many_digests = [r["problem"] + f"@L{r['latent_steps']}" for r in records
-                    if r["structure"]["canonical_distinct_digests"] != 1]
-    redelivery_differs = [r["problem"] + f"@L{r['latent_steps']}" for r in records
-                          if not r["structure"]["redelivery_canonical_equal"]]
-    not_absorbed = [r["problem"] + f"@L{r['latent_steps']}" for r in records
-                    if not r["structure"]["redelivery_state_unchanged"]]
-    bag_witnesses = sum(1 for r in records if r["structure"]["bag_distinct_digests"] > 1)
-    bag_unchanged = [r["problem"] + f"@L{r['latent_steps']}" for r in records
-                     if not r["structure"]["redelivery_bag_changed"]]
+    orders_due = sum(math.factorial(r["k"]) for r in records)  # closed form: k! per cell
+    redeliveries_due = sum(r["k"] for r in records)  # one re-delivery of each fragment per cell
+    decoded = sum(r["canonical_orders"]["orders"] for r in records)
+    rendered = sum(r["structure"]["orders_rendered"] for r in records)
+    redelivered = sum(r["structure"]["redeliveries_rendered"] for r in records)
+    short_decodes = _cells(records, lambda r: r["canonical_orders"]["orders"] != math.factorial(r["k"]))
+    short_orders = _cells(records, lambda r: r["structure"]["orders_rendered"] != math.factorial(r["k"]))
+    short_redeliveries = _cells(records, lambda r: r["structure"]["redeliveries_rendered"] != r["k"])
+    many_answers = _cells(records, lambda r: r["canonical_orders"]["distinct_answers"] != 1)
+    many_logits = _cells(records, lambda r: r["canonical_orders"]["distinct_first_logits"] != 1)
+    many_digests = _cells(records, lambda r: r["structure"]["canonical_distinct_digests"] != 1)
+    s = "structure"
+    redelivery_differs = _cells(records, lambda r: any(d != r[s]["canonical_digest"]
+                                                       for d in r[s]["redelivery_digests"]))
+    not_absorbed = _cells(records, lambda r: not r[s]["redelivery_state_unchanged"])
+    no_witness = _cells(records, lambda r: r[s]["bag_distinct_digests"] < 2)
+    bag_unchanged = _cells(records, lambda r: any(d == r[s]["bag_digest"] for d in r[s]["redelivery_bag_digests"])
+                           or r[s]["redeliveries_rendered"] == 0)
+    decodes = f"{decoded} of Σk! = {orders_due} input orders decoded"
+    orders = f"{rendered} of Σk! = {orders_due} input orders rendered"
+    copies = f"{redelivered} of Σk = {redeliveries_due} re-deliveries rendered"
     share = seconds / 4
     return [
         P.BENCH_UNIQUENESS.result(
-            _outcome(not many_answers and not many_logits),
-            f"{decodes} decodes in {where}: {len(many_answers)} cells with >1 answer, "
-            f"{len(many_logits)} with >1 first-step logits", share,
-            cells=cells, decodes=decodes, cells_with_several_answers=many_answers[:20],
-            cells_with_several_logits=many_logits[:20]),
+            _outcome(not many_answers and not many_logits and not short_decodes),
+            f"{decodes} in {where}: {len(many_answers)} cells with >1 answer, {len(many_logits)} with >1 "
+            f"first-step logits, {len(short_decodes)} short of k! orders", share,
+            cells=cells, decodes=decoded, decodes_due=orders_due, cells_with_several_answers=many_answers[:SHOWN],
+            cells_with_several_logits=many_logits[:SHOWN], cells_short_of_k_factorial_decodes=short_decodes[:SHOWN]),
         P.BENCH_RENDER.result(
-            _outcome(not many_digests and not redelivery_differs),
-            f"{where}: {len(many_digests)} with >1 digest, {len(redelivery_differs)} where a re-delivery "
-            "changed the bytes", share,
-            cells=cells, cells_with_several_digests=many_digests[:20],
-            cells_where_redelivery_changed_bytes=redelivery_differs[:20]),
+            _outcome(not many_digests and not redelivery_differs and not short_orders and not short_redeliveries),
+            f"{orders}, {copies} in {where}: {len(many_digests)} with >1 digest, {len(redelivery_differs)} where a "
+            f"re-delivery changed the bytes, {len(short_orders) + len(short_redeliveries)} short of their count",
+            share, cells=cells, orders_rendered=rendered, orders_due=orders_due, redeliveries_rendered=redelivered,
+            redeliveries_due=redeliveries_due, cells_with_several_digests=many_digests[:SHOWN],
+            cells_where_redelivery_changed_bytes=redelivery_differs[:SHOWN],
+            cells_short_of_k_factorial_orders=short_orders[:SHOWN],
+            cells_short_of_k_redeliveries=short_redeliveries[:SHOWN]),
         P.BENCH_ABSORB.result(
             _outcome(not not_absorbed), f"{where}: {len(not_absorbed)} where a re-delivery grew the state", share,
-            cells=cells, cells_not_absorbed=not_absorbed[:20]),
+            cells=cells, cells_not_absorbed=not_absorbed[:SHOWN]),
         P.BENCH_BAG.result(
-            _outcome(bag_witnesses > 0 and not bag_unchanged),
-            f"{where}: {bag_witnesses} with >1 BagMerge digest; {len(bag_unchanged)} where a re-delivery "
-            "left BagMerge's bytes unchanged", share,
-            cells=cells, order_witness_cells=bag_witnesses, redelivery_unchanged=bag_unchanged[:20]),
+            _outcome(len(no_witness) < cells and not bag_unchanged),
+            f"{orders} in {where}: {cells - len(no_witness)} with >1 BagMerge digest; {len(bag_unchanged)} where a "
+            "re-delivery left BagMerge's bytes unchanged", share,
+            cells=cells, order_witness_cells=cells - len(no_witness), cells_without_order_witness=no_witness[:SHOWN],
+            redelivery_unchanged=bag_unchanged[:SHOWN]),
     ]
