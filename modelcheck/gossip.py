@@ -1,146 +1,56 @@
-"""The gossip explorer (claim C7): every reachable state of the gossip model, searched
-breadth-first, each checked by ``gossip_verdict``.
+"""The gossip explorer (claim C7): the search over the gossip model (``gossip_search``), with the
+controls that prove, in the same run, that it could see (``gossip_controls``).
 
-The model (``gossip_model``) is replicas exchanging state snapshots over a network that
-reorders, duplicates and drops; the visited set holds one key per state (``gossip_symmetry``:
-the state itself, or its orbit under replica relabellings).  BFS parent pointers give the
-shortest trace to the first violation (``gossip_trace``).
-
-What the search keeps per state reached is its key (bytes) and its parent; the nodes themselves,
-with their state objects, are held only while they wait to be expanded.  Nodes are checked
-``CHECK_BATCH`` at a time in the order reached, their renders in one backend call, and a
-violation is reported with the counts of the moment its node was reached: the same result as
-checking each node at once (tested)."""
+Every exploration runs its canary (an order-by-arrival render the explorer must report, through
+the same search) and, with the symmetry reduction on, the reduction's cross-check against the
+plain search on a small configuration; every merge the reduction makes during the search is
+proved to be a replica relabelling.  A control that fails names its instrument in
+``GossipResult.blind``, and the run's verdict is then unknown, never a pass."""
 
 from __future__ import annotations
 
-import gc
 import time
-from collections import deque
-from collections.abc import Hashable
-from dataclasses import dataclass, field
-from typing import Any
 
 from modelcheck.backend import Backend, Universe
-from modelcheck.gossip_model import Action, GossipConfig, GossipModel, Node
-from modelcheck.gossip_symmetry import Symmetry
-from modelcheck.gossip_trace import gossip_trace
-from modelcheck.gossip_verdict import Facts, Verdict
+from modelcheck.gossip_controls import canary, cross_check
+from modelcheck.gossip_model import GossipConfig
+from modelcheck.gossip_search import CHECK_BATCH, GossipResult, search
 from spec import Progress, no_progress
 
 __all__ = ["CHECK_BATCH", "GossipConfig", "GossipResult", "explore"]
-
-# nodes checked together: their renders go to the backend in one call (modelcheck.checks
-# batches its renders the same way)
-CHECK_BATCH = 32
-
-
-@dataclass
-class GossipResult:
-    config: GossipConfig
-    universe: str
-    states: int = 0
-    transitions: int = 0
-    depth: int = 0
-    renders: int = 0
-    fair_exchanges: int = 0
-    exhaustive: bool = True
-    seconds: float = 0.0
-    violation: dict[str, Any] | None = None    # a trace
-    violation_depth: int = 0
-    kind: str = ""                              # which check failed: "same-set" or "fair-exchange"
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipConfig(), *,
             backend_name: str | None = None, mutant: str | None = None, fair_exchange: bool = True,
             progress: Progress = no_progress) -> GossipResult:
-    """Breadth-first exploration; stops at the first violation (the shallowest one).
-
-    ``fair_exchange=False`` checks only the safety property (equal sets render equal).  The cyclic
-    collector is off while it runs: the seen-set only grows, so every full collection would walk
-    all of it again (a tenth of the time at 100,000 states, more as it grows); what the search
-    drops is freed by reference counting, and the collector is back on when it returns."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _explore(backend, universe, config, backend_name, mutant, fair_exchange, progress)
-    finally:
-        if collecting:
-            gc.enable()
-
-
-def _explore(backend: Backend, universe: Universe, config: GossipConfig, backend_name: str | None,
-             mutant: str | None, fair_exchange: bool, progress: Progress) -> GossipResult:
-    config.validate(universe)
+    """Breadth-first exploration (``gossip_search.search``), stopping at the first (shallowest)
+    violation, then the controls; their findings are in ``details`` and ``blind``."""
+    result = search(backend, universe, config, backend_name=backend_name, mutant=mutant,
+                    fair_exchange=fair_exchange, progress=progress)
     started = time.perf_counter()
-    model = GossipModel(backend, universe, config)
-    verdict = Verdict(model)
-    symmetry = Symmetry(config)
-    result = GossipResult(config, universe.name)
-    union = verdict.union_render()
-    root = model.initial()
-    root_key = symmetry.canonical(root)
-    # every state reached: its parent and the move from it (the trace); only the frontier's
-    # nodes are held, so a state object is freed once no node waiting to be expanded holds it
-    parent: dict[Hashable, tuple[Hashable, Action] | None] = {root_key: None}
-    # reached but not yet checked: checked CHECK_BATCH at a time, in the order reached, so their
-    # renders go to the backend together; with each node, the counts when it was reached, to
-    # report a violation exactly as if every node had been checked the moment it was reached
-    pending: list[tuple[Hashable, Node, int, Facts, tuple[int, int, int, bool]]] = []
-
-    def check_pending() -> bool:
-        found = verdict.first_violation([(n, facts) for _, n, _, facts, _ in pending], union, fair_exchange)
-        checked = len(pending) if found is None else found[0]
-        result.fair_exchanges += checked if fair_exchange else 0
-        if found is None:
-            pending.clear()
-            return True
-        index, result.kind, pair = found
-        key, n, depth, _, (result.states, result.transitions, result.depth, result.exhaustive) = pending[index]
-        result.violation_depth = depth
-        if result.kind == "fair-exchange":
-            result.fair_exchanges += 1
-        tail = model.fair_exchange(n) if result.kind == "fair-exchange" else []
-        result.violation = gossip_trace(model, verdict, universe, parent, key, tail, pair, backend_name, mutant)
-        return False
-
-    root_facts = verdict.facts(root)
-    pending.append((root_key, root, 0, root_facts, (1, 0, 0, True)))
-    queue = deque([(root_key, root, 0, root_facts)])
-    popped = 0
-    ok = True
-    while ok and queue:
-        key, n, depth, facts = queue.popleft()
-        popped += 1
-        if popped % 2000 == 0:
-            progress(f"gossip {universe.name}: states", len(parent), 0)
-        if config.max_depth is not None and depth >= config.max_depth:
-            result.exhaustive = bool(result.exhaustive and not model.successors(n))
-            continue
-        for action in model.successors(n):
-            child = model.apply(n, action)
-            result.transitions += 1
-            ck = symmetry.canonical(child)
-            if ck in parent:
-                continue
-            if len(parent) >= config.max_states:
-                result.exhaustive = False
-                queue.clear()
-                break
-            parent[ck] = (key, action)
-            result.depth = max(result.depth, depth + 1)
-            child_facts = verdict.facts(child, n, facts)
-            queue.append((ck, child, depth + 1, child_facts))
-            pending.append((ck, child, depth + 1, child_facts,
-                            (len(parent), result.transitions, result.depth, result.exhaustive)))
-        if len(pending) >= CHECK_BATCH or not queue:
-            ok = check_pending()
-    if ok and pending:
-        ok = check_pending()
-    if ok:
-        result.states = len(parent)
-    result.renders = verdict.render_calls
-    result.seconds = time.perf_counter() - started
-    progress(f"gossip {universe.name}: states", result.states, result.states)
+    config.validate(universe)
+    seen = canary(backend, universe, config.symmetry)
+    result.details["canary"] = seen
+    if not seen["seen"]:
+        result.blind.append("gossip verdict: its canary (an order-by-arrival render) was not reported "
+                            + (seen.get("why") or "as the shallowest violation of each check"))
+    if config.symmetry:
+        if result.unproved_merges:
+            result.blind.append(f"gossip symmetry reduction: {result.unproved_merges:,} merge(s) of states "
+                                "that are not replica relabellings of each other")
+        checked = cross_check(backend, universe, fair_exchange)
+        result.details["symmetry_check"] = checked
+        if not checked["agree"]:
+            result.blind.append("gossip symmetry reduction: the reduced and plain searches disagree on "
+                                f"{CROSS_CHECK_TEXT} ({checked.get('why') or _differences(checked)})")
+    result.details["proved_merges"] = result.merges - result.unproved_merges if config.symmetry else None
+    result.details["controls_seconds"] = round(time.perf_counter() - started, 3)
     return result
+
+
+CROSS_CHECK_TEXT = "3 replicas × 2 fragments, in-flight ≤ 1"
+
+
+def _differences(checked: dict) -> str:
+    return (f"verdicts {checked['plain_verdict']!r} / {checked['reduced_verdict']!r}, reduced states "
+            f"{checked['reduced_states']:,}, orbits of the plain states {checked['orbits_by_brute_force']}")

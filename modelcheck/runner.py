@@ -94,7 +94,9 @@ def _gossip_results(g: GossipResult, chosen: frozenset[Check], trace_dir: Path |
     details = {"universe": g.universe, "replicas": c.replicas, "fragments": c.fragments,
                "in_flight": c.in_flight, "states": g.states, "transitions": g.transitions,
                "depth": g.depth, "renders": g.renders, "fair_exchanges": g.fair_exchanges,
-               "exhaustive": g.exhaustive, "max_states": c.max_states, "max_depth": c.max_depth}
+               "exhaustive": g.exhaustive, "max_states": c.max_states, "max_depth": c.max_depth,
+               "merges": g.merges, **g.details, "blind": g.blind}
+    notes += [f"instrument blind: {b}" for b in g.blind] or [_controls_note(g)]
     if not g.exhaustive:
         notes.append(f"gossip exploration hit its bound ({c.max_states:,} states"
                      + (f", depth {c.max_depth}" if c.max_depth is not None else "") + "): not exhaustive")
@@ -107,6 +109,9 @@ def _gossip_results(g: GossipResult, chosen: frozenset[Check], trace_dir: Path |
             d["traces"] = _record([g.violation], trace_dir, notes)
             results.append(check.result(Outcome.FAILS, f"violation at depth {g.violation_depth} "
                                         f"({g.states:,} states seen)", g.seconds, **d))
+        elif g.blind:
+            results.append(check.result(Outcome.UNKNOWN, "not decided: instrument blind (" + "; ".join(g.blind) + ")",
+                                        g.seconds, **d))
         elif g.violation is not None:
             results.append(check.result(Outcome.UNKNOWN, "not finished: exploration stopped at a violation",
                                         g.seconds, **d))
@@ -114,6 +119,20 @@ def _gossip_results(g: GossipResult, chosen: frozenset[Check], trace_dir: Path |
             results.append(check.tally(g.states, 0, "states", g.seconds,
                                        figure=f"0 violations / {g.states:,} states{bound}", **d))
     return results
+
+
+def _controls_note(g: GossipResult) -> str:
+    """What the gossip explorer's controls saw, in one line (gossip_controls)."""
+    canary = g.details["canary"]["checks"]
+    text = ("gossip canary (order-by-arrival render) reported: "
+            + ", ".join(f"{kind} at depth {c['depth']}" for kind, c in canary.items()))
+    sym = g.details.get("symmetry_check")
+    if sym is not None:
+        text += (f"; symmetry: {g.details['proved_merges']:,} merges proved replica relabellings, "
+                 f"{sym['reduced_states']:,} reduced states = {sym['orbits_by_brute_force']} orbits of "
+                 f"{sym['plain_states']:,} plain states ({sym['replicas']} x {sym['fragments']}, "
+                 f"in-flight <= {sym['in_flight']})")
+    return text
 
 
 def _validate_arity(max_arity: int) -> None:
