@@ -2,8 +2,8 @@
 controls that prove, in the same run, that it could see (``gossip_controls``).
 
 Every exploration runs its canary (an order-by-arrival render the explorer must report, through
-the same search) and, with the symmetry reduction on, the reduction's cross-check against the
-plain search on a small configuration; every merge the reduction makes during the search is
+the same search) and, with a reduction on (symmetry, drop folding), the reductions' cross-check
+against the plain search on a small configuration; every merge the reduction makes during the search is
 proved to be a replica relabelling.  A control that fails names its instrument in
 ``GossipResult.blind``, and the run's verdict is then unknown, never a pass."""
 
@@ -29,20 +29,22 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
                     fair_exchange=fair_exchange, progress=progress)
     started = time.perf_counter()
     config.validate(universe)
-    seen = canary(backend, universe, config.symmetry)
+    seen = canary(backend, universe, config.symmetry, config.fold_drops)
     result.details["canary"] = seen
     if not seen["seen"]:
         result.blind.append("gossip verdict: its canary (an order-by-arrival render) was not reported "
                             + (seen.get("why") or "as the shallowest violation of each check"))
-    if config.symmetry:
-        if result.unproved_merges:
-            result.blind.append(f"gossip symmetry reduction: {result.unproved_merges:,} merge(s) of states "
-                                "that are not replica relabellings of each other")
-        checked = cross_check(backend, universe, fair_exchange)
-        result.details["symmetry_check"] = checked
+    if config.symmetry and result.unproved_merges:
+        result.blind.append(f"gossip symmetry reduction: {result.unproved_merges:,} merge(s) of states "
+                            "that are not replica relabellings of each other")
+    if config.symmetry or config.fold_drops:
+        checked = cross_check(backend, universe, fair_exchange, config.fold_drops)
+        result.details["reduction_check"] = checked
         if not checked["agree"]:
-            result.blind.append("gossip symmetry reduction: the reduced and plain searches disagree on "
+            names = " and ".join(n for n, on in (("symmetry", config.symmetry), ("drop folding", config.fold_drops)) if on)
+            result.blind.append(f"gossip reductions ({names}): the reduced and plain searches disagree on "
                                 f"{CROSS_CHECK_TEXT} ({checked.get('why') or _differences(checked)})")
+    result.details["folded_moves"] = result.folded_moves if config.fold_drops else None
     result.details["proved_merges"] = result.merges - result.unproved_merges if config.symmetry else None
     result.details["controls_seconds"] = round(time.perf_counter() - started, 3)
     return result
@@ -52,5 +54,6 @@ CROSS_CHECK_TEXT = "3 replicas × 2 fragments, in-flight ≤ 1"
 
 
 def _differences(checked: dict) -> str:
-    return (f"verdicts {checked['plain_verdict']!r} / {checked['reduced_verdict']!r}, reduced states "
-            f"{checked['reduced_states']:,}, orbits of the plain states {checked['orbits_by_brute_force']}")
+    verdicts = " / ".join(repr(v) for k, v in checked.items() if k.endswith("_verdict"))
+    states = ", ".join(f"{k[:-7]} {v:,}" for k, v in checked.items() if k.endswith("_states") and v is not None)
+    return f"verdicts {verdicts}; states {states}; orbits by brute force {checked['orbits_by_brute_force']}"

@@ -6,11 +6,13 @@
   be reported as the shallowest violation of each check: equal sets rendering differently at
   depth 6 (both publish, both send, both deliver), and a fair exchange from the initial state not
   converging.  A canary not seen means the explorer is blind.
-- **Symmetry cross-check**: on 3 replicas × 2 fragments, in-flight ≤ 1, the plain and the reduced
-  search run on the run's backend; their verdicts must agree, and (when both hold) the reduced
+- **Reduction cross-check**: on 3 replicas × 2 fragments, in-flight ≤ 1, the plain and the reduced
+  searches run on the run's backend; their verdicts must agree, and (when all hold) the reduced
   state count must equal the number of orbits of the plain search's states, counted by brute
   force over every relabelling of the replicas that keeps the unpublished fragments' homes —
-  apart from the reduction's own key."""
+  apart from the reduction's own key; with drop folding (``gossip_model``), the folded states
+  must be exactly the plain states with their dropped messages back in flight, and the plain
+  count the sum of their splits."""
 
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from modelcheck.backend import Backend, FragmentDesc, Geometry, Universe
-from modelcheck.gossip_model import GossipConfig
+from modelcheck.gossip_model import GossipConfig, folded, splits
 from modelcheck.gossip_search import GossipResult, search
 from modelcheck.trace_replay import replay
 from spec import FragmentSet
@@ -62,12 +64,13 @@ class ArrivalOrder:
         return self.inner.bag_digest([f for _, f in state], base)
 
 
-def canary(backend: Backend, universe: Universe, symmetry: bool) -> dict[str, Any]:
+def canary(backend: Backend, universe: Universe, symmetry: bool, fold_drops: bool = False) -> dict[str, Any]:
     """Explore the order-by-arrival render; what each check reported, and whether it was seen."""
-    config = dataclasses.replace(CANARY, symmetry=symmetry)
+    config = dataclasses.replace(CANARY, symmetry=symmetry, fold_drops=fold_drops)
     out: dict[str, Any] = {"render": "order by arrival (the backend's BagMerge of the arrival order)",
                            "replicas": config.replicas, "fragments": config.fragments,
-                           "in_flight": config.in_flight, "symmetry": symmetry, "checks": {}}
+                           "in_flight": config.in_flight, "symmetry": symmetry, "fold_drops": fold_drops,
+                           "checks": {}}
     if len(universe.fragments) < config.fragments:
         out["seen"] = False
         out["why"] = f"universe {universe.name!r} has fewer than {config.fragments} fragments"
@@ -85,25 +88,38 @@ def canary(backend: Backend, universe: Universe, symmetry: bool) -> dict[str, An
     return out
 
 
-def cross_check(backend: Backend, universe: Universe, fair_exchange: bool) -> dict[str, Any]:
-    """The plain and the reduced search on a small configuration, compared."""
+def cross_check(backend: Backend, universe: Universe, fair_exchange: bool, fold_drops: bool = False
+                ) -> dict[str, Any]:
+    """The plain search and the reduced ones (symmetry; with ``fold_drops``, folding alone and
+    both together) on a small configuration, compared: the same verdict, and when all hold, the
+    relations each reduction documents, computed from the plain search's states."""
     config = CROSS_CHECK
     if len(universe.fragments) < config.fragments:
         return {"agree": False, "why": f"universe {universe.name!r} has fewer than {config.fragments} fragments"}
     plain = search(backend, universe, config, fair_exchange=fair_exchange, keep_keys=True)
-    reduced = search(backend, universe, dataclasses.replace(config, symmetry=True),
-                     fair_exchange=fair_exchange)
-    out: dict[str, Any] = {"replicas": config.replicas, "fragments": config.fragments,
-                           "in_flight": config.in_flight, "plain_states": plain.states,
-                           "reduced_states": reduced.states, "plain_verdict": _verdict(plain),
-                           "reduced_verdict": _verdict(reduced), "unproved_merges": reduced.unproved_merges}
-    agree = out["plain_verdict"] == out["reduced_verdict"] and not reduced.unproved_merges
-    if plain.violation is None and reduced.violation is None:
-        orbits = orbit_count(plain.reached or [], config)
+    runs = {"plain": plain}
+    if fold_drops:
+        runs["folded"] = search(backend, universe, dataclasses.replace(config, fold_drops=True),
+                                fair_exchange=fair_exchange, keep_keys=True)
+    runs["reduced"] = search(backend, universe, dataclasses.replace(config, symmetry=True, fold_drops=fold_drops),
+                             fair_exchange=fair_exchange)
+    out: dict[str, Any] = {"replicas": config.replicas, "fragments": config.fragments, "in_flight": config.in_flight,
+                           "fold_drops": fold_drops, "unproved_merges": runs["reduced"].unproved_merges}
+    for name, r in runs.items():
+        out[f"{name}_states"], out[f"{name}_verdict"] = r.states, _verdict(r)
+    agree = len({out[f"{name}_verdict"] for name in runs}) == 1 and not runs["reduced"].unproved_merges
+    if all(r.violation is None and r.exhaustive for r in runs.values()):
+        quotient = runs["folded"] if fold_drops else plain
+        if fold_drops:
+            keys = runs["folded"].reached or []
+            out["plain_states_from_folded"] = sum(splits(k[2]) for k in keys)  # type: ignore[index]
+            agree = (agree and {folded(k) for k in plain.reached or []} == set(keys)
+                     and out["plain_states_from_folded"] == plain.states)
+        orbits = orbit_count(quotient.reached or [], config)
         out["orbits_by_brute_force"] = orbits
-        agree = agree and plain.exhaustive and reduced.exhaustive and orbits == reduced.states < plain.states
+        agree = agree and orbits == runs["reduced"].states < quotient.states
     else:
-        out["orbits_by_brute_force"] = None  # a violation stopped both searches: verdicts compared only
+        out["orbits_by_brute_force"] = None  # a violation stopped the searches: verdicts compared only
     out["agree"] = agree
     return out
 

@@ -5,6 +5,16 @@ message carries the sender's state snapshot).  The network may deliver any in-fl
 next (reorder), deliver it and keep it in flight (duplicate), or drop it; a dropped message may be
 re-sent.  Messages in flight plus dropped-awaiting-resend are bounded by ``in_flight``.
 
+With ``fold_drops`` the network has no drop and no resend moves, and a message the network
+would have dropped is one it has not delivered yet.  That is exact for what the search checks: a
+dropped message can only be re-sent (back into flight) or wait, and the in-flight bound counts it
+either way, so the states reached without those moves are exactly the states of the full model
+with every dropped message moved back into flight (the same replica states, the same multiset of
+messages); every state of the full model is one of those with some of its messages set aside,
+so the full model's state count is the sum, over the folded states, of the ways to split each
+one's messages into flight and dropped (``splits``).  The checks read the replica states and the
+messages, whichever pool they wait in.
+
 This module is the transition relation only: global states (``Node``), the moves out of each,
 and the fair exchange a check runs from a state.  What is checked at a state lives in
 ``gossip_verdict``, the replica relabellings in ``gossip_symmetry``, the search in ``gossip``."""
@@ -34,6 +44,7 @@ class GossipConfig:
     max_depth: int | None = None
     max_states: int = 200_000
     symmetry: bool = False  # explore one state per orbit of replica relabellings (gossip_symmetry)
+    fold_drops: bool = False  # no drop/resend moves: a dropped message is one not delivered yet (below)
 
     def home(self, f: int) -> int:
         return self.homes[f] if self.homes is not None else f % self.replicas
@@ -72,6 +83,23 @@ def plain_key(n: Node) -> Hashable:
     message pools as multisets (the order messages wait in is no part of the state)."""
     return (n.marks, n.published, frozenset(Counter(k for k, _ in n.flight).items()),
             frozenset(Counter(k for k, _ in n.dropped).items()))
+
+
+def splits(flight: frozenset) -> int:
+    """In how many ways a message multiset (``plain_key``'s ``(key, count)`` pairs) can be split
+    into in flight and dropped: the number of the full model's states one folded state stands for."""
+    total = 1
+    for _, count in flight:
+        total *= count + 1
+    return total
+
+
+def folded(key: Hashable) -> Hashable:
+    """A ``plain_key`` with its dropped messages moved back into flight (the folded state it is)."""
+    marks, published, flight, dropped = key  # type: ignore[misc]
+    both = Counter(dict(flight))
+    both.update(dict(dropped))
+    return (marks, published, frozenset(both.items()), frozenset())
 
 
 class GossipModel:
@@ -134,8 +162,9 @@ class GossipModel:
         if len(n.flight) + len(n.dropped) < self.config.in_flight:
             out += [("send", s, d) for s in range(self.config.replicas) if n.states[s] is not None
                     for d in range(self.config.replicas) if d != s]
+        moves = ("deliver", "duplicate") if self.config.fold_drops else ("deliver", "duplicate", "drop")
         for key in dict.fromkeys(k for k, _ in n.flight):
-            out += [("deliver", key), ("duplicate", key), ("drop", key)]
+            out += [(verb, key) for verb in moves]
         out += [("resend", key) for key in dict.fromkeys(k for k, _ in n.dropped)]
         return out
 

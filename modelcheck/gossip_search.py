@@ -55,6 +55,7 @@ class GossipResult:
     violation_depth: int = 0
     kind: str = ""                              # which check failed: "same-set" or "fair-exchange"
     merges: int = 0                             # moves into a state already reached
+    folded_moves: int = 0                       # drop/resend moves not taken (``fold_drops``)
     unproved_merges: int = 0                    # of those, merged by the key but not relabellings
     unproved_example: list[Any] | None = None   # the first: the moves to the node, and to its representative
     reached: list[Hashable] | None = None       # every visited-set key (``keep_keys``)
@@ -131,6 +132,8 @@ def _search(backend: Backend, universe: Universe, config: GossipConfig, backend_
         if config.max_depth is not None and depth >= config.max_depth:
             result.exhaustive = bool(result.exhaustive and not model.successors(n))
             continue
+        if config.fold_drops:
+            result.folded_moves += len(set(k for k, _ in n.flight))  # a drop per distinct message
         for action in model.successors(n):
             child = model.apply(n, action)
             result.transitions += 1

@@ -126,12 +126,15 @@ def _controls_note(g: GossipResult) -> str:
     canary = g.details["canary"]["checks"]
     text = ("gossip canary (order-by-arrival render) reported: "
             + ", ".join(f"{kind} at depth {c['depth']}" for kind, c in canary.items()))
-    sym = g.details.get("symmetry_check")
+    if g.config.symmetry:
+        text += f"; symmetry: {g.details['proved_merges']:,} merges proved replica relabellings"
+    sym = g.details.get("reduction_check")
     if sym is not None:
-        text += (f"; symmetry: {g.details['proved_merges']:,} merges proved replica relabellings, "
+        text += (f"; cross-check ({sym['replicas']} x {sym['fragments']}, in-flight <= {sym['in_flight']}): "
                  f"{sym['reduced_states']:,} reduced states = {sym['orbits_by_brute_force']} orbits of "
-                 f"{sym['plain_states']:,} plain states ({sym['replicas']} x {sym['fragments']}, "
-                 f"in-flight <= {sym['in_flight']})")
+                 f"{sym.get('folded_states', sym['plain_states']):,} "
+                 + ("folded" if sym["fold_drops"] else "plain") + " states"
+                 + (f" ({sym['plain_states']:,} plain = the sum of their splits)" if sym["fold_drops"] else ""))
     return text
 
 
@@ -149,7 +152,7 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
         checks: Iterable[Check] | None = None, iteration: str = DEFAULT_ITERATION,
         progress: Progress = no_progress, engine: str = "local", workers: int = 1,
         recipe: BackendRecipe | None = None, ray_address: str | None = None,
-        symmetry: bool = True, fail_fast: bool = False) -> PartReport:
+        symmetry: bool = True, fail_fast: bool = False, fold_drops: bool = False) -> PartReport:
     """Check C1–C4, C6 and C7 on ``backend`` and return the report.
 
     ``checks`` selects registered checks (default: all of ``modelcheck.properties``);
@@ -170,7 +173,7 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
     picked = select(universes)
     gossip_u = _gossip_universe(picked, gossip_universe)
     config = GossipConfig(replicas=replicas, fragments=fragments, in_flight=in_flight,
-                          max_states=max_states, max_depth=max_depth, symmetry=symmetry)
+                          max_states=max_states, max_depth=max_depth, symmetry=symmetry, fold_drops=fold_drops)
     run_gossip = gossip and bool(chosen & set(P.GOSSIP))
     config.validate(gossip_u)  # also when gossip does not run: no value given is silently ignored
     executor = make_executor(engine, workers, backend, recipe, ray_address)
@@ -264,7 +267,8 @@ def _gossip_table(g: GossipResult, config: GossipConfig) -> Table:
                  ["universe", "replicas", "fragments", "in-flight bound", "symmetry", "states", "transitions",
                   "depth", "renders", "states/s", "exhaustive", "violations", "seconds"],
                  [[g.universe, str(config.replicas), str(config.fragments), str(config.in_flight),
-                   "replica orbits" if config.symmetry else "none", f"{g.states:,}", f"{g.transitions:,}",
+                   " + ".join(n for n, on in (("replica orbits", config.symmetry), ("drop folding", config.fold_drops))
+                              if on) or "none", f"{g.states:,}", f"{g.transitions:,}",
                    str(g.depth), f"{g.renders:,}", f"{g.states / g.seconds:,.0f}" if g.seconds else "-",
                    "yes" if g.exhaustive else "no", "1" if g.violation else "0", f"{g.seconds:.2f}"]])
 

@@ -37,7 +37,7 @@ def test_every_run_sees_its_canary_and_reports_it(symmetry):
     seen = r.details["canary"]
     assert seen["seen"] and {k: c["depth"] for k, c in seen["checks"].items()} == {"same-set": 6, "fair-exchange": 0}
     assert all(c["trace_reproduces"] for c in seen["checks"].values())
-    assert ("symmetry_check" in r.details) == symmetry
+    assert ("reduction_check" in r.details) == symmetry
 
 
 def test_the_canary_is_an_order_by_arrival_render_the_plain_backend_passes():
@@ -89,8 +89,8 @@ def test_a_lossy_orbit_key_is_caught_in_the_search_and_by_the_cross_check(monkey
 
     monkeypatch.setattr(gossip_symmetry.Symmetry, "orbit", lossy)
     r = explore(REF, TIES, dataclasses.replace(SMALL, symmetry=True))
-    assert r.unproved_merges > 0 and not r.details["symmetry_check"]["agree"]
-    assert sum("symmetry reduction" in b for b in r.blind) == 2  # (its canary, reduced too, goes unseen)
+    assert r.unproved_merges > 0 and not r.details["reduction_check"]["agree"]
+    assert sum("symmetry" in b for b in r.blind) == 2  # (its canary, reduced too, goes unseen)
 
 
 # --- bugs planted in the source of a scratch copy, caught by the product's command -----------------
@@ -113,11 +113,12 @@ def _blind(stdout: str) -> list[str]:
     return json.loads(stdout)["parts"][0]["data"]["gossip"]["blind"]
 
 
-def test_the_command_passes_with_its_controls_on_an_unpatched_copy(tmp_path):
-    out = ScratchCopy(tmp_path).run(*COMMAND, timeout=900)
+@pytest.mark.parametrize("extra", [(), ("--fold-drops",)], ids=["", "fold-drops"])
+def test_the_command_passes_with_its_controls_on_an_unpatched_copy(extra, tmp_path):
+    out = ScratchCopy(tmp_path).run(*COMMAND, *extra, timeout=900)
     assert out.returncode == 0, out.stderr[-2000:]
     gossip = json.loads(out.stdout)["parts"][0]["data"]["gossip"]
-    assert gossip["canary"]["seen"] and gossip["symmetry_check"]["agree"] and gossip["blind"] == []
+    assert gossip["canary"]["seen"] and gossip["reduction_check"]["agree"] and gossip["blind"] == []
 
 
 def test_a_render_record_shared_by_set_blinds_the_verdict_and_the_command_says_so(tmp_path):
