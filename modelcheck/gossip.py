@@ -28,7 +28,6 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
     result = search(backend, universe, config, backend_name=backend_name, mutant=mutant,
                     fair_exchange=fair_exchange, progress=progress)
     started = time.perf_counter()
-    config.validate(universe)
     seen = canary(backend, universe, config.symmetry, config.fold_drops)
     result.details["canary"] = seen
     if not seen["seen"]:
@@ -45,6 +44,8 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
             result.blind.append(f"gossip reductions ({names}): the reduced and plain searches disagree on "
                                 f"{CROSS_CHECK_TEXT} ({checked.get('why') or _differences(checked)})")
     result.details["folded_moves"] = result.folded_moves if config.fold_drops else None
+    result.details["unfolded_states"] = result.unfolded_states if config.fold_drops else None
+    result.details["unfolded_states_exact"] = not config.symmetry if config.fold_drops else None
     result.details["proved_merges"] = result.merges - result.unproved_merges if config.symmetry else None
     result.details["controls_seconds"] = round(time.perf_counter() - started, 3)
     return result

@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import gc
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
 from modelcheck.backend import Backend, Universe
-from modelcheck.gossip_model import Action, GossipConfig, GossipModel, Node
+from modelcheck.gossip_model import Action, GossipConfig, GossipModel, Node, splits
 from modelcheck.gossip_symmetry import Symmetry
 from modelcheck.gossip_trace import gossip_trace, path
 from modelcheck.gossip_verdict import Facts, Verdict
@@ -55,7 +55,10 @@ class GossipResult:
     violation_depth: int = 0
     kind: str = ""                              # which check failed: "same-set" or "fair-exchange"
     merges: int = 0                             # moves into a state already reached
-    folded_moves: int = 0                       # drop/resend moves not taken (``fold_drops``)
+    folded_moves: int = 0                       # drop moves not taken (``fold_drops``; so no resend)
+    # with ``fold_drops``: the sum of the states' splits (``gossip_model.splits``): the full model's
+    # state count without symmetry; with it, at least the full model's orbit count
+    unfolded_states: int = 0
     unproved_merges: int = 0                    # of those, merged by the key but not relabellings
     unproved_example: list[Any] | None = None   # the first: the moves to the node, and to its representative
     reached: list[Hashable] | None = None       # every visited-set key (``keep_keys``)
@@ -119,6 +122,7 @@ def _search(backend: Backend, universe: Universe, config: GossipConfig, backend_
         result.violation = gossip_trace(model, verdict, universe, parent, key, tail, pair, backend_name, mutant)
         return False
 
+    result.unfolded_states = 1 if config.fold_drops else 0
     root_facts = verdict.facts(root)
     pending.append((root_key, root, 0, root_facts, (1, 0, 0, True)))
     queue = deque([(root_key, root, 0, root_facts)])
@@ -153,6 +157,8 @@ def _search(backend: Backend, universe: Universe, config: GossipConfig, backend_
                 queue.clear()
                 break
             parent[ck] = (key, action, proof)
+            if config.fold_drops:
+                result.unfolded_states += splits(frozenset(Counter(k for k, _ in child.flight).items()))
             result.depth = max(result.depth, depth + 1)
             child_facts = verdict.facts(child, n, facts)
             queue.append((ck, child, depth + 1, child_facts))

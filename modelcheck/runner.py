@@ -128,6 +128,10 @@ def _controls_note(g: GossipResult) -> str:
             + ", ".join(f"{kind} at depth {c['depth']}" for kind, c in canary.items()))
     if g.config.symmetry:
         text += f"; symmetry: {g.details['proved_merges']:,} merges proved replica relabellings"
+    if g.config.fold_drops:
+        text += (f"; drop folding: {g.folded_moves:,} drop moves not taken, "
+                 + ("the full model has " if not g.config.symmetry else "the full model has at most ")
+                 + f"{g.unfolded_states:,} " + ("orbits" if g.config.symmetry else "states"))
     sym = g.details.get("reduction_check")
     if sym is not None:
         text += (f"; cross-check ({sym['replicas']} x {sym['fragments']}, in-flight <= {sym['in_flight']}): "
