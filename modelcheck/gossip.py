@@ -36,6 +36,8 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
     if config.symmetry and result.unproved_merges:
         result.blind.append(f"gossip symmetry reduction: {result.unproved_merges:,} merge(s) of states "
                             "that are not replica relabellings of each other")
+        moves, representative = result.unproved_example or ([], [])
+        result.details["unproved_merge"] = {"moves": moves, "representative_moves": representative}
     if config.symmetry or config.fold_drops:
         checked = cross_check(backend, universe, fair_exchange, config.fold_drops)
         result.details["reduction_check"] = checked
