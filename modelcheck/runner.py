@@ -129,9 +129,10 @@ def _controls_note(g: GossipResult) -> str:
     if g.config.symmetry:
         text += f"; symmetry: {g.details['proved_merges']:,} merges proved replica relabellings"
     if g.config.fold_drops:
-        text += (f"; drop folding: {g.folded_moves:,} drop moves not taken, "
-                 + ("the full model has " if not g.config.symmetry else "the full model has at most ")
-                 + f"{g.unfolded_states:,} " + ("orbits" if g.config.symmetry else "states"))
+        stand = "the full model has" if g.exhaustive else "the states reached stand for"
+        text += (f"; drop folding: {g.folded_moves:,} drop moves not taken, {stand} "
+                 + ("at most " if g.config.symmetry else "") + f"{g.unfolded_states:,} "
+                 + ("orbits" if g.config.symmetry else "states"))
     sym = g.details.get("reduction_check")
     if sym is not None:
         text += (f"; cross-check ({sym['replicas']} x {sym['fragments']}, in-flight <= {sym['in_flight']}): "
