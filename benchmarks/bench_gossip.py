@@ -7,9 +7,14 @@ Each run is a fresh subprocess, so its peak resident memory (``ru_maxrss``) is i
 memory per state is (peak - the same process's resident memory just before exploring) / states.
 ``--baseline DIR`` runs the same configuration on another copy of the code, alternating with
 this tree round by round so both see the same load; the ratios are medians of per-round ratios.
-The two copies must reach the same number of states and transitions.  Run:
+The two copies must reach the same number of states and transitions, except with ``--fold-drops``
+(this tree folds drops, the baseline explores the full model: the before/after of the folding).
+``--max-states`` bounds a run that would not finish (its figure then says "exhaustive": false).
+Every run includes the explorer's controls (canary, reduction cross-check): their share is printed.
+Run:
     python benchmarks/bench_gossip.py [--replicas 4 --fragments 4 --in-flight 1] [--rounds 3]
     python benchmarks/bench_gossip.py --baseline /tmp/before --rounds 3
+    python benchmarks/bench_gossip.py --replicas 4 --fragments 4 --in-flight 2 --fold-drops --baseline /tmp/before
 """
 
 from __future__ import annotations
@@ -31,7 +36,8 @@ def _rss_bytes() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
-def measure(replicas: int, fragments: int, in_flight: int, universe: str) -> dict:
+def measure(replicas: int, fragments: int, in_flight: int, universe: str, fold_drops: bool = False,
+            max_states: int = 50_000_000) -> dict:
     """One exhaustive exploration in this process."""
     import torch
 
@@ -41,26 +47,32 @@ def measure(replicas: int, fragments: int, in_flight: int, universe: str) -> dic
     from modelcheck.universes import universe as universe_named
     from realstate.evidence.checker_backend import make_backend
 
+    folding = {"fold_drops": True} if fold_drops else {}  # (a baseline copy may predate the option)
     config = GossipConfig(replicas=replicas, fragments=fragments, in_flight=in_flight,
-                          max_states=50_000_000, symmetry=True)
+                          max_states=max_states, symmetry=True, **folding)
     u, backend = universe_named(universe), make_backend()
     before = _rss_bytes()
     started, cpu = time.perf_counter(), time.process_time()
     result = explore(backend, u, config)
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    if result.violation is not None or not result.exhaustive:
-        raise SystemExit(f"the exploration did not hold or was cut short: {result.kind or 'not exhaustive'}")
+    blind = getattr(result, "blind", [])
+    if result.violation is not None or blind:
+        raise SystemExit(f"the exploration did not hold: {result.kind or blind}")
+    controls = result.details.get("controls_seconds", 0.0)
     return {"states": result.states, "transitions": result.transitions, "renders": result.renders,
-            "seconds": round(seconds, 3), "states_per_s": round(result.states / seconds, 1),
+            "exhaustive": result.exhaustive, "fold_drops": fold_drops, "folded_moves": getattr(result, "folded_moves", 0),
+            "merges": getattr(result, "merges", None), "seconds": round(seconds, 3), "search_seconds": round(result.seconds, 3),
+            "controls_seconds": controls, "controls_share": round(controls / seconds, 4),
+            "states_per_s": round(result.states / seconds, 1),
             "cpu_seconds": round(cpu, 3), "peak_rss_mb": round(peak / 2**20, 1),
             "bytes_per_state": round((peak - before) / result.states),
             "code": str(Path(modelcheck.__file__).parent.parent)}
 
 
-def child(root: Path, args: argparse.Namespace) -> dict:
+def child(root: Path, args: argparse.Namespace, fold_drops: bool) -> dict:
     argv = ["--replicas", str(args.replicas), "--fragments", str(args.fragments), "--in-flight", str(args.in_flight),
-            "--universe", args.universe]
+            "--universe", args.universe, "--max-states", str(args.max_states)] + (["--fold-drops"] if fold_drops else [])
     return run_child(Path(__file__).resolve(), root, argv)
 
 
@@ -70,22 +82,28 @@ def main() -> None:
     parser.add_argument("--fragments", type=int, default=3)
     parser.add_argument("--in-flight", type=int, default=2)
     parser.add_argument("--universe", default="ties")
+    parser.add_argument("--fold-drops", action="store_true", help="explore with drop folding (check --fold-drops)")
+    parser.add_argument("--max-states", type=int, default=50_000_000,
+                        help="stop after this many states (the figure is then not exhaustive)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--baseline", type=Path, help="another copy of the code to compare with")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(measure(args.replicas, args.fragments, args.in_flight, args.universe)))
+        print(json.dumps(measure(args.replicas, args.fragments, args.in_flight, args.universe, args.fold_drops,
+                                 args.max_states)))
         return
     rounds = []
     for _ in range(args.rounds):
-        row = {"this": child(HERE, args)}
+        row = {"this": child(HERE, args, args.fold_drops)}
         if args.baseline is not None:
-            row["baseline"] = base = child(args.baseline.resolve(), args)
-            if (base["states"], base["transitions"]) != (row["this"]["states"], row["this"]["transitions"]):
+            row["baseline"] = base = child(args.baseline.resolve(), args, False)
+            if not args.fold_drops and (base["states"], base["transitions"]) != (row["this"]["states"],
+                                                                               row["this"]["transitions"]):
                 raise SystemExit("the two copies explored different state spaces: not comparable")
             row["speedup"] = round(row["this"]["states_per_s"] / base["states_per_s"], 2)
             row["memory_ratio"] = round(base["bytes_per_state"] / row["this"]["bytes_per_state"], 2)
+            row["time_ratio"] = round(base["seconds"] / row["this"]["seconds"], 2)
         rounds.append(row)
     this = [r["this"] for r in rounds]
     summary = {"replicas": args.replicas, "fragments": args.fragments, "in_flight": args.in_flight,
@@ -96,6 +114,7 @@ def main() -> None:
         summary["baseline"] = str(args.baseline)
         summary["speedup_median"] = statistics.median(r["speedup"] for r in rounds)
         summary["memory_ratio_median"] = statistics.median(r["memory_ratio"] for r in rounds)
+        summary["time_ratio_median"] = statistics.median(r["time_ratio"] for r in rounds)
     summary["load_average"] = os.getloadavg()
     print(json.dumps(summary, indent=2))
 

@@ -96,7 +96,9 @@ def _gossip_results(g: GossipResult, chosen: frozenset[Check], trace_dir: Path |
     details = {"universe": g.universe, "replicas": c.replicas, "fragments": c.fragments,
                "in_flight": c.in_flight, "states": g.states, "transitions": g.transitions,
                "depth": g.depth, "renders": g.renders, "fair_exchanges": g.fair_exchanges,
-               "exhaustive": g.exhaustive, "max_states": c.max_states, "max_depth": c.max_depth}
+               "exhaustive": g.exhaustive, "max_states": c.max_states, "max_depth": c.max_depth,
+               "merges": g.merges, **g.details, "blind": g.blind}
+    notes += [f"instrument blind: {b}" for b in g.blind] or [_controls_note(g)]
     if not g.exhaustive:
         notes.append(f"gossip exploration hit its bound ({c.max_states:,} states"
                      + (f", depth {c.max_depth}" if c.max_depth is not None else "") + "): not exhaustive")
@@ -109,6 +111,9 @@ def _gossip_results(g: GossipResult, chosen: frozenset[Check], trace_dir: Path |
             d["traces"] = _record([g.violation], trace_dir, notes)
             results.append(check.result(Outcome.FAILS, f"violation at depth {g.violation_depth} "
                                         f"({g.states:,} states seen)", g.seconds, **d))
+        elif g.blind:
+            results.append(check.result(Outcome.UNKNOWN, "not decided: instrument blind (" + "; ".join(g.blind) + ")",
+                                        g.seconds, **d))
         elif g.violation is not None:
             results.append(check.result(Outcome.UNKNOWN, "not finished: exploration stopped at a violation",
                                         g.seconds, **d))
@@ -116,6 +121,28 @@ def _gossip_results(g: GossipResult, chosen: frozenset[Check], trace_dir: Path |
             results.append(check.tally(g.states, 0, "states", g.seconds,
                                        figure=f"0 violations / {g.states:,} states{bound}", **d))
     return results
+
+
+def _controls_note(g: GossipResult) -> str:
+    """What the gossip explorer's controls saw, in one line (gossip_controls)."""
+    canary = g.details["canary"]["checks"]
+    text = ("gossip canary (order-by-arrival render) reported: "
+            + ", ".join(f"{kind} at depth {c['depth']}" for kind, c in canary.items()))
+    if g.config.symmetry:
+        text += f"; symmetry: {g.details['proved_merges']:,} merges proved replica relabellings"
+    if g.config.fold_drops:
+        stand = "the full model has" if g.exhaustive else "the states reached stand for"
+        text += (f"; drop folding: {g.folded_moves:,} drop moves not taken, {stand} "
+                 + ("at most " if g.config.symmetry else "") + f"{g.unfolded_states:,} "
+                 + ("orbits" if g.config.symmetry else "states"))
+    sym = g.details.get("reduction_check")
+    if sym is not None:
+        text += (f"; cross-check ({sym['replicas']} x {sym['fragments']}, in-flight <= {sym['in_flight']}): "
+                 f"{sym['reduced_states']:,} reduced states = {sym['orbits_by_brute_force']} orbits of "
+                 f"{sym.get('folded_states', sym['plain_states']):,} "
+                 + ("folded" if sym["fold_drops"] else "plain") + " states"
+                 + (f" ({sym['plain_states']:,} plain = the sum of their splits)" if sym["fold_drops"] else ""))
+    return text
 
 
 def _validate_arity(max_arity: int) -> None:
@@ -132,7 +159,7 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
         checks: Iterable[Check] | None = None, iteration: str = DEFAULT_ITERATION,
         progress: Progress = no_progress, engine: str = "local", workers: int = 1,
         recipe: BackendRecipe | None = None, ray_address: str | None = None,
-        symmetry: bool = True, fail_fast: bool = False) -> PartReport:
+        symmetry: bool = True, fail_fast: bool = False, fold_drops: bool = False) -> PartReport:
     """Check C1–C4, C6 and C7 on ``backend`` and return the report.
 
     ``checks`` selects registered checks (default: all of ``modelcheck.properties``);
@@ -159,7 +186,7 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
     picked = select(universes)
     gossip_u = _gossip_universe(picked, gossip_universe)
     config = GossipConfig(replicas=replicas, fragments=fragments, in_flight=in_flight,
-                          max_states=max_states, max_depth=max_depth, symmetry=symmetry)
+                          max_states=max_states, max_depth=max_depth, symmetry=symmetry, fold_drops=fold_drops)
     run_gossip = gossip and bool(chosen & set(P.GOSSIP))
     config.validate(gossip_u)  # also when gossip does not run: no value given is silently ignored
     executor = make_executor(engine, workers, backend, recipe, ray_address)
@@ -259,7 +286,8 @@ def _gossip_table(g: GossipResult, config: GossipConfig) -> Table:
                  ["universe", "replicas", "fragments", "in-flight bound", "symmetry", "states", "transitions",
                   "depth", "renders", "states/s", "exhaustive", "violations", "seconds"],
                  [[g.universe, str(config.replicas), str(config.fragments), str(config.in_flight),
-                   "replica orbits" if config.symmetry else "none", f"{g.states:,}", f"{g.transitions:,}",
+                   " + ".join(n for n, on in (("replica orbits", config.symmetry), ("drop folding", config.fold_drops))
+                              if on) or "none", f"{g.states:,}", f"{g.transitions:,}",
                    str(g.depth), f"{g.renders:,}", f"{g.states / g.seconds:,.0f}" if g.seconds else "-",
                    "yes" if g.exhaustive else "no", "1" if g.violation else "0", f"{g.seconds:.2f}"]])
 

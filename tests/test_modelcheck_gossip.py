@@ -85,7 +85,7 @@ def _outcome(r):
 def test_checking_nodes_in_batches_reports_what_checking_each_at_once_does(monkeypatch, mutant, fair, bounds):
     """Nodes are checked CHECK_BATCH at a time; a violation (kind, depth, trace) and the counts
     are what a search checking each node the moment it is reached would report."""
-    import modelcheck.gossip as gossip
+    import modelcheck.gossip_search as gossip
 
     backend = plant(REF, mutant) if mutant else REF
     config = GossipConfig(symmetry=True, in_flight=2 if mutant else 1, **bounds)  # 1: the whole space, fast

@@ -4,7 +4,9 @@ replayable traces.  Small configurations only (about a second each)."""
 
 from collections import deque
 
-from modelcheck.gossip import GossipConfig, _World, explore
+from modelcheck.gossip import GossipConfig, explore
+from modelcheck.gossip_model import GossipModel
+from modelcheck.gossip_symmetry import Symmetry
 from modelcheck.reference import ReferenceBackend
 from modelcheck.universes import universe
 from tests.broken_backends import plant, replay_planted
@@ -16,15 +18,15 @@ SMALL = dict(in_flight=1)
 
 def every_node(config: GossipConfig) -> list:
     """All reachable nodes without reduction (a plain BFS over the explorer's own moves)."""
-    world = _World(REF, TIES, config)
+    world, keys = GossipModel(REF, TIES, config), Symmetry(config)
     root = world.initial()
-    seen = {world.canonical(root): root}
+    seen = {keys.canonical(root): root}
     queue = deque([root])
     while queue:
         n = queue.popleft()
         for action in world.successors(n):
             child = world.apply(n, action)
-            key = world.canonical(child)
+            key = keys.canonical(child)
             if key not in seen:
                 seen[key] = child
                 queue.append(child)
@@ -36,7 +38,7 @@ def test_one_state_per_orbit_and_the_same_verdict():
     full = explore(REF, TIES, GossipConfig(**shape, **SMALL))
     reduced = explore(REF, TIES, GossipConfig(**shape, **SMALL, symmetry=True))
     assert full.violation is None and reduced.violation is None and reduced.exhaustive
-    orbits = _World(REF, TIES, GossipConfig(**shape, **SMALL, symmetry=True))
+    orbits = Symmetry(GossipConfig(**shape, **SMALL, symmetry=True))
     nodes = every_node(GossipConfig(**shape, **SMALL))
     assert len(nodes) == full.states
     assert reduced.states == len({orbits.orbit_key(n) for n in nodes}) < full.states
@@ -45,7 +47,7 @@ def test_one_state_per_orbit_and_the_same_verdict():
 def test_orbit_key_is_invariant_under_relabelling_replicas_once_everything_is_published():
     """Swapping two replicas' roles in a node (states, message endpoints) keeps its orbit key."""
     config = GossipConfig(replicas=3, fragments=2, **SMALL, symmetry=True)
-    world = _World(REF, TIES, config)
+    world = Symmetry(config)
     nodes = [n for n in every_node(GossipConfig(replicas=3, fragments=2, **SMALL))
              if len(n.published) == config.fragments]
     swap = {0: 1, 1: 0, 2: 2}

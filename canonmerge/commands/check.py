@@ -65,6 +65,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "default: start a local Ray on loopback for this run")
     parser.add_argument("--no-symmetry", action="store_true",
                         help="gossip: explore every state, not one per orbit of replica relabellings")
+    parser.add_argument("--fold-drops", action="store_true",
+                        help="gossip: no drop/resend moves (a dropped message is one not delivered yet): the same "
+                             "replica states and message multisets, the full count being the sum of their splits")
     parser.add_argument("--universe", action="append", metavar="NAME",
                         help=f"fragment universe to check (repeatable; default all): {', '.join(UNIVERSES)}")
     parser.add_argument("--redeliveries", type=int, default=1, metavar="R",
@@ -150,7 +153,7 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
         max_depth=args.max_depth, trace_dir=args.trace_dir, checks=checks,
         iteration=args.iteration, progress=progress, engine=args.engine, workers=args.workers,
         recipe=None if local else _recipe(args.plant), ray_address=args.ray_address,
-        symmetry=not args.no_symmetry, fail_fast=getattr(args, "fail_fast", False))
+        symmetry=not args.no_symmetry, fail_fast=getattr(args, "fail_fast", False), fold_drops=args.fold_drops)
     if args.plant is not None:
         report.notes.insert(0, f"planted bug {args.plant!r} in realstate's engine (a demonstration): the "
                                "checks that catch it FAIL, with replayable traces")

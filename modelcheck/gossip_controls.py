@@ -1,0 +1,151 @@
+"""The gossip explorer's own controls, run inside every exploration: proof that it could see.
+
+- **Canary**: an order-by-arrival render (the run's own backend's BagMerge of each replica's
+  fragments in the order they arrived) explored on 2 replicas × 2 fragments, in-flight ≤ 2,
+  through the same search (symmetry reduction as configured, render batching, verdict).  It must
+  be reported as the shallowest violation of each check: equal sets rendering differently at
+  depth 6 (both publish, both send, both deliver), and a fair exchange from the initial state not
+  converging.  A canary not seen means the explorer is blind.
+- **Reduction cross-check**: on 3 replicas × 2 fragments, in-flight ≤ 1, the plain and the reduced
+  searches run on the run's backend; their verdicts must agree, and (when all hold) the reduced
+  state count must equal the number of orbits of the plain search's states, counted by brute
+  force over every relabelling of the replicas that keeps the unpublished fragments' homes —
+  apart from the reduction's own key; with drop folding (``gossip_model``), the folded states
+  must be exactly the plain states with their dropped messages back in flight, and the plain
+  count the sum of their splits."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from modelcheck.backend import Backend, FragmentDesc, Geometry, Universe
+from modelcheck.gossip_model import GossipConfig, folded, splits
+from modelcheck.gossip_search import GossipResult, search
+from modelcheck.trace_replay import replay
+from spec import FragmentSet
+
+CANARY = GossipConfig(replicas=2, fragments=2, in_flight=2)
+CANARY_EXPECTED = {"same-set": 6, "fair-exchange": 0}   # kind -> depth of the shallowest violation
+CROSS_CHECK = GossipConfig(replicas=3, fragments=2, in_flight=1, max_states=100_000)
+
+
+class ArrivalOrder:
+    """An order-by-arrival render over any backend: a state is its fragments in first-arrival
+    order (one per content id), rendered as the backend's BagMerge of that list.  Two replicas
+    that received two fragments in opposite orders hold equal sets and render differently: the
+    negative control every exploration must catch."""
+
+    mutant = "canary-order-by-arrival"
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def build(self, geometry: Geometry, desc: FragmentDesc) -> Any:
+        return self.inner.build(geometry, desc)
+
+    def singleton(self, fragment: Any) -> tuple[tuple[bytes, Any], ...]:
+        return ((self.inner.content_id(fragment), fragment),)
+
+    def merge(self, a: tuple, b: tuple) -> tuple:
+        held = {cid for cid, _ in a}
+        return a + tuple((cid, f) for cid, f in b if cid not in held)
+
+    def abstract(self, state: tuple) -> FragmentSet[bytes]:
+        return FragmentSet.of_ids(cid for cid, _ in state)
+
+    def state_key(self, state: tuple) -> Hashable:
+        return tuple(cid for cid, _ in state)
+
+    def render_digest(self, state: tuple, base: int = 0) -> str:
+        return self.inner.bag_digest([f for _, f in state], base)
+
+
+def canary(backend: Backend, universe: Universe, symmetry: bool, fold_drops: bool = False) -> dict[str, Any]:
+    """Explore the order-by-arrival render; what each check reported, and whether it was seen."""
+    config = dataclasses.replace(CANARY, symmetry=symmetry, fold_drops=fold_drops)
+    out: dict[str, Any] = {"render": "order by arrival (the backend's BagMerge of the arrival order)",
+                           "replicas": config.replicas, "fragments": config.fragments,
+                           "in_flight": config.in_flight, "symmetry": symmetry, "fold_drops": fold_drops,
+                           "checks": {}}
+    if len(universe.fragments) < config.fragments:
+        out["seen"] = False
+        out["why"] = f"universe {universe.name!r} has fewer than {config.fragments} fragments"
+        return out
+    bad = ArrivalOrder(backend)
+    seen = True
+    for kind, depth in CANARY_EXPECTED.items():
+        r = search(bad, universe, config, mutant=bad.mutant, fair_exchange=kind == "fair-exchange")
+        replayed = r.violation is not None and replay(r.violation, bad).reproduced
+        found = r.kind == kind and r.violation_depth == depth and replayed
+        out["checks"][kind] = {"found": r.kind or "nothing", "depth": r.violation_depth, "expected_depth": depth,
+                               "trace_reproduces": replayed, "states": r.states, "seen": found}
+        seen = seen and found
+    out["seen"] = seen
+    return out
+
+
+def cross_check(backend: Backend, universe: Universe, fair_exchange: bool, fold_drops: bool = False
+                ) -> dict[str, Any]:
+    """The plain search and the reduced ones (symmetry; with ``fold_drops``, folding alone and
+    both together) on a small configuration, compared: the same verdict, and when all hold, the
+    relations each reduction documents, computed from the plain search's states."""
+    config = CROSS_CHECK
+    if len(universe.fragments) < config.fragments:
+        return {"agree": False, "why": f"universe {universe.name!r} has fewer than {config.fragments} fragments"}
+    plain = search(backend, universe, config, fair_exchange=fair_exchange, keep_keys=True)
+    runs = {"plain": plain}
+    if fold_drops:
+        runs["folded"] = search(backend, universe, dataclasses.replace(config, fold_drops=True),
+                                fair_exchange=fair_exchange, keep_keys=True)
+    runs["reduced"] = search(backend, universe, dataclasses.replace(config, symmetry=True, fold_drops=fold_drops),
+                             fair_exchange=fair_exchange)
+    out: dict[str, Any] = {"replicas": config.replicas, "fragments": config.fragments, "in_flight": config.in_flight,
+                           "fold_drops": fold_drops, "unproved_merges": runs["reduced"].unproved_merges}
+    for name, r in runs.items():
+        out[f"{name}_states"], out[f"{name}_verdict"] = r.states, _verdict(r)
+    agree = len({out[f"{name}_verdict"] for name in runs}) == 1 and not runs["reduced"].unproved_merges
+    if all(r.violation is None and r.exhaustive for r in runs.values()):
+        quotient = runs["folded"] if fold_drops else plain
+        if fold_drops:
+            keys = runs["folded"].reached or []
+            out["plain_states_from_folded"] = sum(splits(k[2]) for k in keys)  # type: ignore[index]
+            agree = (agree and {folded(k) for k in plain.reached or []} == set(keys)
+                     and out["plain_states_from_folded"] == plain.states)
+        orbits = orbit_count(quotient.reached or [], config)
+        out["orbits_by_brute_force"] = orbits
+        agree = agree and orbits == runs["reduced"].states < quotient.states
+    else:
+        out["orbits_by_brute_force"] = None  # a violation stopped the searches: verdicts compared only
+    out["agree"] = agree
+    return out
+
+
+def _verdict(r: GossipResult) -> str:
+    return f"{r.kind} at depth {r.violation_depth}" if r.violation is not None else "holds"
+
+
+def orbit_count(keys: Sequence[Hashable], config: GossipConfig) -> int:
+    """How many orbits the plain search's states (``gossip_model.plain_key``s) fall into under
+    the replica relabellings that keep every unpublished fragment's home: each state's least
+    image over all of them, counted."""
+    r_count = config.replicas
+    perms = list(itertools.permutations(range(r_count)))
+    least = set()
+    for marks, published, flight, dropped in keys:  # type: ignore[misc]
+        waiting = {config.home(f) for f in range(config.fragments) if f not in published}
+        images = []
+        for pi in perms:
+            if any(pi[h] != h for h in waiting):
+                continue
+            moved_marks = [0] * r_count
+            for r in range(r_count):
+                moved_marks[pi[r]] = marks[r]
+            images.append((tuple(moved_marks), tuple(sorted(published)),
+                           tuple(sorted(((pi[s], pi[d], m), c) for (s, d, m), c in flight)),
+                           tuple(sorted(((pi[s], pi[d], m), c) for (s, d, m), c in dropped))))
+        least.add(min(images))
+    return len(least)
