@@ -44,6 +44,8 @@ VALUES_APPEND = "        values.append(f.values)\n"
 PREPARED = "    prepared = [_prepare(p, base, reencode) for p in layouts]"
 ORDER_KEY_CALL = "order_key(self.order_value, self.content_id)"
 ALTERNATING_BASE = "    base += next(_CALLS) % 2  # every render of one call gets the same base\n" + PREPARED
+SINGLE_PREPARED = "    p = _prepare(placements, base, reencode)"
+ALTERNATING_SINGLE = "    base += next(_CALLS) % 2  # a single render too\n" + SINGLE_PREPARED
 PLACEMENT = "class Placement(NamedTuple):"
 COUNTER = "_CALLS = __import__('itertools').count()\n\n\n" + PLACEMENT
 
@@ -113,12 +115,14 @@ CATALOG: tuple[Curated, ...] = (
             CHECK_C3_TIES, frozenset({("C3", "permutations")}), True),
     Curated("render alternates between calls (gossip)",
             (Patch(RENDER, PLACEMENT, COUNTER),
-             Patch(RENDER, PREPARED, ALTERNATING_BASE)),
+             Patch(RENDER, PREPARED, ALTERNATING_BASE),
+             Patch(RENDER, SINGLE_PREPARED, ALTERNATING_SINGLE)),
             scoped_check("--only", "C7", "--universe", "ties", "--replicas", "2", "--fragments", "2"),
             frozenset({("C7", "gossip: equal sets render equal")}), True),
     Curated("render alternates between calls (laws)",
             (Patch(RENDER, PLACEMENT, COUNTER),
-             Patch(RENDER, PREPARED, ALTERNATING_BASE)),
+             Patch(RENDER, PREPARED, ALTERNATING_BASE),
+             Patch(RENDER, SINGLE_PREPARED, ALTERNATING_SINGLE)),
             scoped_check("--only", "semilattice laws on concrete states", "--no-gossip", "--universe", "ties"),
             frozenset({("C1", "semilattice laws on concrete states")}), True),
     Curated("first placement not re-encoded (check)",

@@ -231,16 +231,22 @@ def canonical_renders(states: Iterable[Iterable[Fragment]], base: int = 0,
                       engine: Engine = CANONICAL) -> list[Rendered]:
     """``canonical_render`` of each state: each one's members collected and ordered on their own
     (nothing is shared between states but the torch calls of ``render_layouts``)."""
-    layouts = []
-    for state in states:
-        members = list(engine.collect(state))
-        layouts.append(layout(engine.order(members), base))
-    return render_layouts(layouts, base, engine)
+    return render_layouts(_canonical_layouts(states, base, engine), base, engine)
 
 
 def canonical_render(fragments: Iterable[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:
     """CanonicalMerge of the *set* of ``fragments`` (duplicates by content id count once)."""
-    return render_layout(layout(engine.order(list(engine.collect(fragments))), base), base, engine)
+    return render_layout(_canonical_layouts([fragments], base, engine)[0], base, engine)
+
+
+def _canonical_layouts(states: Iterable[Iterable[Fragment]], base: int, engine: Engine) -> list[list[Placement]]:
+    """Each state's members collected and ordered on their own: the one place both renders take
+    the canonical order from, so a single render and a batch can never order differently."""
+    layouts = []
+    for state in states:
+        members = list(engine.collect(state))
+        layouts.append(layout(engine.order(members), base))
+    return layouts
 
 
 def bag_render(fragments: Sequence[Fragment], base: int = 0, engine: Engine = CANONICAL) -> Rendered:
