@@ -56,6 +56,9 @@ def scoped_check(*flags: str) -> tuple[str, ...]:
 CHECK_C3_RANDOM = scoped_check("--only", "C3", "--no-gossip", "--universe", "random", "--max-arity", "4")
 CHECK_C3_TIES = scoped_check("--only", "C3", "--no-gossip", "--universe", "ties", "--max-arity", "3")
 CHECK_ORACLE = scoped_check("--only", "render equals the independent oracle", "--no-gossip", "--max-arity", "2")
+# the float32 universe's NaN key fragment is its fifth: prefixes up to N = 5 rotate it
+CHECK_ORACLE_FLOAT32 = scoped_check("--only", "render equals the independent oracle", "--no-gossip", "--universe",
+                                    "float32", "--max-arity", "5")
 CHECK_C3_REDELIVERY = scoped_check("--only", "re-deliveries", "--no-gossip", "--max-arity", "2")
 # every realstate case runs the whole (small) replay: its checks take well under a second, the
 # process start-up (torch, transformers) ten, so one command for all means one unpatched control
@@ -364,6 +367,18 @@ CATALOG: tuple[Curated, ...] = (
                    "    bounds = [0] + [blocks // threads] * threads\n"),),
             REALSTATE, frozenset({ORACLE_ROW, KNOWN_RENDERS}),
             why="a split of the (layer, head) blocks between threads that leaves some unwritten"),
+    Curated("torch path keeps the NaN bits its cast writes (no numba)",
+            (Patch(ROPE, "    canonical_nan_(region)  # whatever NaN the cast wrote\n", ""),
+             Patch(ROPE, 'NUMBA = importlib.util.find_spec("numba") is not None', "NUMBA = False")),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}), True,
+            why="where numba is absent (or on CUDA) small renders rotate on torch, whose NaN results carry the "
+                "hardware's sign and payload and whose float32 casts write vector- or scalar-path NaNs"),
+    Curated("compiled float32 kernel keeps the arithmetic's NaN bits",
+            (Patch(FUSED, "    if x != x:\n        return _float_from_bits(np.uint32(0x7FC00000))\n    return x\n",
+                   "    return x\n"),),
+            CHECK_ORACLE_FLOAT32, frozenset({ORACLE_ROW}), True,
+            why="a rotated NaN key with the CPU's NaN (an input's payload carried, a negative default NaN) "
+                "instead of the canonical quiet NaN: renders differ between machines"),
     Curated("frequencies recomputed from rope_theta",
             (Patch(ENGINE, "    return fingerprint.inv_freq\n",
                    "    return tuple(1.0 / fingerprint.rope_theta ** (2 * i / fingerprint.head_dim)\n"
