@@ -368,7 +368,8 @@ CATALOG: tuple[Curated, ...] = (
             REALSTATE, frozenset({ORACLE_ROW, KNOWN_RENDERS}),
             why="a split of the (layer, head) blocks between threads that leaves some unwritten"),
     Curated("torch path keeps the NaN bits its cast writes (no numba)",
-            (Patch(ROPE, "    canonical_nan_(region)  # whatever NaN the cast wrote\n", ""),
+            (Patch(ROPE, "        canonical_nan_(dest)  # whatever NaN the arithmetic and the cast wrote\n",
+                   "        pass\n"),
              Patch(ROPE, 'NUMBA = importlib.util.find_spec("numba") is not None', "NUMBA = False")),
             CHECK_ORACLE, frozenset({ORACLE_ROW}), True,
             why="where numba is absent (or on CUDA) small renders rotate on torch, whose NaN results carry the "

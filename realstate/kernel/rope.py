@@ -300,8 +300,17 @@ def _rotate_in_place(dest: torch.Tensor, start: int, length: int, cos: torch.Ten
     swapped.mul_(signed_sin)  # [−k2·s, k1·s]
     turned.mul_(cos)  # [k1·c, k2·c]
     turned.add_(swapped)  # [k1·c − k2·s, k2·c + k1·s]
-    region.copy_(turned)  # rounded once to the storage dtype
-    canonical_nan_(region)  # whatever NaN the cast wrote
+    _store_rounded(region, turned)
+
+
+def _store_rounded(dest: torch.Tensor, turned: torch.Tensor) -> None:
+    """Write float32 ``turned`` into ``dest``, rounded once to the storage dtype, a NaN as the
+    canonical quiet NaN.  On the CPU the NaN pass runs only where ``turned``'s sum is NaN (every
+    NaN makes it so; a NaN mask costs several times the copy, the sum a third of it); on other
+    devices it always runs (reading the sum back would make the host wait for the device)."""
+    dest.copy_(turned)
+    if not dest.is_cpu or bool(turned.sum().isnan()):
+        canonical_nan_(dest)  # whatever NaN the arithmetic and the cast wrote
 
 
 def _rotate_run(dest: torch.Tensor, run: Sequence[tuple[torch.Tensor, int, int]],
@@ -338,9 +347,7 @@ def _rotate_run(dest: torch.Tensor, run: Sequence[tuple[torch.Tensor, int, int]]
             q1, q2 = q.split_with_sizes([half, half], dim=-1)
             x1.sub_(q2)  # k1·c − k2·s
             x2.add_(q1)  # k2·c + k1·s
-            written = out[b0:b1, start + r0:start + r1]
-            written.copy_(x)  # rounded once to the storage dtype
-            canonical_nan_(written)  # whatever NaN the cast wrote
+            _store_rounded(out[b0:b1, start + r0:start + r1], x)
 
 
 def reencode_into(dest: torch.Tensor, keys: torch.Tensor, delta: int, inv_freq: Sequence[float]) -> None:
