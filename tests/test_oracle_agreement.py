@@ -1,5 +1,5 @@
-"""The product's renders equal the independent oracle's, byte for byte (NaN rule: oracle.compare),
-on Hypothesis-generated fragments in every storage dtype — ±0, subnormals, infinities, NaN
+"""The product's renders equal the independent oracle's, byte for byte (a rotated NaN included:
+the canonical quiet NaN), on Hypothesis-generated fragments in every storage dtype — ±0, subnormals, infinities, NaN
 payloads, huge values, equal-m twins, non-zero starts and bases, L >= 4, duplicates — and on real
 qwen3-tiny agent caches."""
 

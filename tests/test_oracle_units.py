@@ -1,6 +1,6 @@
 """The oracle's own parts, each against an outside reference: correctly rounded sqrt against
 ``math.sqrt``, bfloat16/float16 rounding against torch, the header layout against the bytes
-docs/FORMAT.md pins, and the comparison's NaN rule."""
+docs/FORMAT.md pins, and the comparison (every bit, a rotated NaN's included)."""
 
 from __future__ import annotations
 
