@@ -347,7 +347,8 @@ CATALOG: tuple[Curated, ...] = (
             REALSTATE, frozenset({ORACLE_ROW, KNOWN_RENDERS}),
             why="an offset dropped: right for a render's first piece, wrong for every later one"),
     Curated("float32 compiled kernel swaps the keys' halves in the second sum",
-            (Patch(FUSED, "                dst[b, row + t, j + half] = _quiet(k2 * cos[j + half] + k1 * sin[j + half])\n",
+            (Patch(FUSED, "                dst[b, row + t, j + half] = "
+                          "_quiet(k2 * cos[j + half] + k1 * sin[j + half])\n",
                    "                dst[b, row + t, j + half] = _quiet(k1 * cos[j + half] + k2 * sin[j + half])\n"),),
             REALSTATE, frozenset({KNOWN_RENDERS}),
             why="the float32 kernel, which the bfloat16 replay does not take: the known-answer vectors do"),
