@@ -58,6 +58,9 @@ def scoped_check(*flags: str) -> tuple[str, ...]:
 CHECK_C3_RANDOM = scoped_check("--only", "C3", "--no-gossip", "--universe", "random", "--max-arity", "4")
 CHECK_C3_TIES = scoped_check("--only", "C3", "--no-gossip", "--universe", "ties", "--max-arity", "3")
 CHECK_ORACLE = scoped_check("--only", "render equals the independent oracle", "--no-gossip", "--max-arity", "2")
+# the float32 universe's NaN key fragment is its fifth: prefixes up to N = 5 rotate it
+CHECK_ORACLE_FLOAT32 = scoped_check("--only", "render equals the independent oracle", "--no-gossip", "--universe",
+                                    "float32", "--max-arity", "5")
 CHECK_C3_REDELIVERY = scoped_check("--only", "re-deliveries", "--no-gossip", "--max-arity", "2")
 # every realstate case runs the whole (small) replay: its checks take well under a second, the
 # process start-up (torch, transformers) ten, so one command for all means one unpatched control
@@ -348,8 +351,9 @@ CATALOG: tuple[Curated, ...] = (
             REALSTATE, frozenset({ORACLE_ROW, KNOWN_RENDERS}),
             why="an offset dropped: right for a render's first piece, wrong for every later one"),
     Curated("float32 compiled kernel swaps the keys' halves in the second sum",
-            (Patch(FUSED, "                dst[b, row + t, j + half] = k2 * cos[j + half] + k1 * sin[j + half]\n",
-                   "                dst[b, row + t, j + half] = k1 * cos[j + half] + k2 * sin[j + half]\n"),),
+            (Patch(FUSED, "                dst[b, row + t, j + half] = "
+                          "_quiet(k2 * cos[j + half] + k1 * sin[j + half])\n",
+                   "                dst[b, row + t, j + half] = _quiet(k1 * cos[j + half] + k2 * sin[j + half])\n"),),
             REALSTATE, frozenset({KNOWN_RENDERS}),
             why="the float32 kernel, which the bfloat16 replay does not take: the known-answer vectors do"),
     Curated("compiled kernel widens float16 keys as bfloat16",
@@ -368,6 +372,19 @@ CATALOG: tuple[Curated, ...] = (
                    "    bounds = [0] + [blocks // threads] * threads\n"),),
             REALSTATE, frozenset({ORACLE_ROW, KNOWN_RENDERS}),
             why="a split of the (layer, head) blocks between threads that leaves some unwritten"),
+    Curated("torch path keeps the NaN bits its cast writes (no numba)",
+            (Patch(ROPE, "        canonical_nan_(dest)  # whatever NaN the arithmetic and the cast wrote\n",
+                   "        pass\n"),
+             Patch(ROPE, 'NUMBA = importlib.util.find_spec("numba") is not None', "NUMBA = False")),
+            CHECK_ORACLE, frozenset({ORACLE_ROW}), True,
+            why="where numba is absent (or on CUDA) small renders rotate on torch, whose NaN results carry the "
+                "hardware's sign and payload and whose float32 casts write vector- or scalar-path NaNs"),
+    Curated("compiled float32 kernel keeps the arithmetic's NaN bits",
+            (Patch(FUSED, "    if x != x:\n        return _float_from_bits(np.uint32(0x7FC00000))\n    return x\n",
+                   "    return x\n"),),
+            CHECK_ORACLE_FLOAT32, frozenset({ORACLE_ROW}), True,
+            why="a rotated NaN key with the CPU's NaN (an input's payload carried, a negative default NaN) "
+                "instead of the canonical quiet NaN: renders differ between machines"),
     Curated("frequencies recomputed from rope_theta",
             (Patch(ENGINE, "    return fingerprint.inv_freq\n",
                    "    return tuple(1.0 / fingerprint.rope_theta ** (2 * i / fingerprint.head_dim)\n"

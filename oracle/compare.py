@@ -1,10 +1,8 @@
-"""Comparing a product render with the oracle's: bit equality everywhere, with one exception.
+"""Comparing a product render with the oracle's: bit equality everywhere.
 
-Where the oracle's re-encoded key is a NaN, the product must hold a NaN too, but its sign and
-payload are not specified (DESIGN.md fixes the arithmetic, and IEEE-754 leaves the bits of a NaN
-result to the hardware: x86 and CUDA differ, and so do a library's vector and scalar paths).
-Everything else — every other key bit, every value bit, the layout, the shape, the framing of the
-digest — must match exactly."""
+Every key bit (a rotated NaN included: DESIGN.md fixes it as the storage format's canonical quiet
+NaN, so the hardware's or a library's NaN bits are a mismatch), every value bit, the layout, the
+shape and the framing of the digest must match exactly."""
 
 from __future__ import annotations
 
@@ -31,13 +29,10 @@ class Mismatch:
         return f"{self.field}{at}: expected {self.expected}, got {self.got}"
 
 
-def _element_mismatches(name: str, expected: np.ndarray, got: np.ndarray, allowed: np.ndarray | None,
-                        hex_digits: int, limit: int) -> list[Mismatch]:
-    differ = expected != got
-    if allowed is not None:
-        differ &= ~allowed
+def _element_mismatches(name: str, expected: np.ndarray, got: np.ndarray, hex_digits: int,
+                        limit: int) -> list[Mismatch]:
     found = []
-    for index in np.argwhere(differ)[:limit]:
+    for index in np.argwhere(expected != got)[:limit]:
         where = tuple(int(i) for i in index)
         want, have = int(expected[where]), int(got[where])
         found.append(Mismatch(name, where, f"{want:0{hex_digits}x}", f"{have:0{hex_digits}x}"))
@@ -47,7 +42,7 @@ def _element_mismatches(name: str, expected: np.ndarray, got: np.ndarray, allowe
 def compare(got: RenderBytes, expected: RenderBytes, limit: int = 10) -> list[Mismatch]:
     """The first ``limit`` differences between the product's render ``got`` and the oracle's
     ``expected`` (empty: they agree).  ``got.digest`` is also recomputed from ``got``'s own
-    bytes, so a framing error shows even where the two differ only in NaN bits."""
+    bytes, so a framing error shows even where the elements already differ."""
     found: list[Mismatch] = []
     for name in ("fingerprint_digest", "dtype", "shape", "base"):
         want, have = getattr(expected, name), getattr(got, name)
@@ -66,9 +61,8 @@ def compare(got: RenderBytes, expected: RenderBytes, limit: int = 10) -> list[Mi
         return found[:limit]
     have_keys = np.frombuffer(got.keys, dtype=fmt.bits_dtype).reshape(expected.shape)
     have_values = np.frombuffer(got.values, dtype=fmt.bits_dtype).reshape(expected.shape)
-    nan_allowed = fmt.is_nan(want_keys) & fmt.is_nan(have_keys)
-    found += _element_mismatches("keys", want_keys, have_keys, nan_allowed, digits, limit)
-    found += _element_mismatches("values", want_values, have_values, None, digits, limit)
+    found += _element_mismatches("keys", want_keys, have_keys, digits, limit)
+    found += _element_mismatches("values", want_values, have_values, digits, limit)
     if got.keys == expected.keys and got.values == expected.values and got.digest != expected.digest:
         found.append(Mismatch("digest", (), expected.digest, got.digest))
     own = framed_digest(got.fingerprint_digest, fmt.code, got.shape, got.base, got.keys, got.values).hex()

@@ -42,6 +42,12 @@ class StorageFormat:
         return 1 << (self.width - 1)
 
     @property
+    def canonical_nan(self) -> int:
+        """The one NaN a rotated key may hold (DESIGN.md, "RoPE re-encoding"): sign clear, exponent
+        all ones, only the most significant fraction bit (the quiet bit) set."""
+        return self.exponent_mask | (1 << (self.fraction_bits - 1))
+
+    @property
     def smallest_exponent(self) -> int:
         """The exponent of the least significant bit of a subnormal: every finite value of this
         format is an integer multiple of 2**smallest_exponent."""
@@ -91,24 +97,23 @@ def widen(fmt: StorageFormat, bits: np.ndarray) -> np.ndarray:
 
 def narrow(fmt: StorageFormat, values: np.ndarray) -> np.ndarray:
     """float32 values -> storage bits, rounded once to nearest, ties to even; overflow gives inf.
-    A NaN stays a NaN (its bits are not specified by DESIGN.md)."""
+    Every NaN becomes the format's canonical quiet NaN, whatever its sign and payload."""
+    values = np.asarray(values, dtype=np.float32)
     if fmt is FLOAT32:
-        return values.astype(np.float32).view(np.uint32).copy()
-    if fmt is FLOAT16:
+        bits = values.view(np.uint32).copy()
+    elif fmt is FLOAT16:
         with np.errstate(over="ignore", invalid="ignore"):
-            return values.astype(np.float16).view(np.uint16).copy()
-    return _float32_to_bfloat16_bits(values)
+            bits = values.astype(np.float16).view(np.uint16).copy()
+    else:
+        bits = _float32_to_bfloat16_bits(values)
+    return np.where(np.isnan(values), np.array(fmt.canonical_nan, dtype=bits.dtype), bits)
 
 
 def _float32_to_bfloat16_bits(values: np.ndarray) -> np.ndarray:
     """Round to nearest even on the float32 bit pattern: add 0x7fff plus the lowest kept bit,
     then drop the low 16 bits.  A carry out of the fraction bumps the exponent, which is exactly
     the rounding up to the next binade (or to infinity past the largest finite value).  Only a
-    NaN pattern can wrap around 32 bits, and NaNs are replaced afterwards."""
+    NaN pattern can wrap around 32 bits, and ``narrow`` replaces NaNs afterwards."""
     b = np.ascontiguousarray(values, dtype=np.float32).view(np.uint32)
-    rounded = ((b + np.uint32(0x7FFF) + ((b >> 16) & np.uint32(1))) >> 16).astype(np.uint16)
-    nan = (b & np.uint32(0x7FFFFFFF)) > np.uint32(0x7F800000)
-    if nan.any():
-        quiet_nan = ((b >> 16) | np.uint32(0x0040)).astype(np.uint16)  # keep sign, set the quiet bit
-        rounded = np.where(nan, quiet_nan, rounded)
-    return rounded
+    with np.errstate(over="ignore"):
+        return ((b + np.uint32(0x7FFF) + ((b >> 16) & np.uint32(1))) >> 16).astype(np.uint16)

@@ -203,13 +203,14 @@ STACKS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("f32-stack", ("E", "F", "G", "J", "K", "L")),
 )
 
-# (name, mode, fragment labels in input order, base); a render whose keys would hold a rotated
-# NaN is not listed: its NaN bits are not specified, so its digest is not an answer.
+# (name, mode, fragment labels in input order, base); "nan-rotated" moves D's negative NaN with a
+# payload (δ = −3): its key holds the canonical quiet NaN 0x7fc0 where the NaN lands
 RENDERS: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
     ("bf16-canonical-base0", "canonical", ("A", "B", "C"), 0),
     ("bf16-canonical-base1000", "canonical", ("A", "B", "C"), 1000),
     ("bf16-canonical-permuted-redelivered", "canonical", ("C", "B", "A", "C"), 0),
     ("bf16-canonical-nan-unrotated", "canonical", ("D", "A", "B", "C"), 3),
+    ("bf16-canonical-nan-rotated", "canonical", ("D", "A", "B", "C"), 0),
     ("bf16-bag-duplicate", "bag", ("B", "A", "B"), 0),
     ("bf16-naive", "naive", ("B", "A"), 3),
     ("f32-canonical-base0", "canonical", ("E", "F", "G"), 0),

@@ -1,6 +1,6 @@
 """The oracle's own parts, each against an outside reference: correctly rounded sqrt against
 ``math.sqrt``, bfloat16/float16 rounding against torch, the header layout against the bytes
-docs/FORMAT.md pins, and the comparison's NaN rule."""
+docs/FORMAT.md pins, and the comparison (every bit, a rotated NaN's included)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,9 @@ def test_bfloat16_and_float16_rounding_match_torch_on_every_kind_of_float32():
         ours = narrow(fmt, values)
         theirs = _torch_round(values, dtype)
         assert np.array_equal(ours[finite_or_inf], theirs[finite_or_inf]), fmt.name
-        assert fmt.is_nan(ours[~finite_or_inf]).all()
+        assert (ours[~finite_or_inf] == fmt.canonical_nan).all()
+    assert (narrow(FLOAT32, values[~finite_or_inf]) == FLOAT32.canonical_nan).all()
+    assert [f.canonical_nan for f in (BFLOAT16, FLOAT16, FLOAT32)] == [0x7FC0, 0x7E00, 0x7FC00000]
 
 
 def test_widening_is_exact_for_every_16_bit_pattern():
@@ -115,17 +117,18 @@ def _with(render, **changes):
     return dataclasses.replace(rebuilt, digest=digest)
 
 
-def test_a_nan_where_the_oracle_has_a_nan_may_carry_any_bits():
+def test_a_rotated_nan_is_the_canonical_quiet_nan_and_any_other_nan_is_a_mismatch():
     expected = _nan_case()
     keys = np.frombuffer(expected.keys, dtype="<u4")
-    assert FLOAT32.is_nan(keys).all()
-    other_nans = np.array([0xFFC00000, 0x7F800001], dtype="<u4").tobytes()
-    assert oracle.compare(_with(expected, keys=other_nans), expected) == []
+    assert (keys == 0x7FC00000).all()
+    other_nans = np.array([0x7FC00000, 0xFFC00000], dtype="<u4").tobytes()
+    [m] = oracle.compare(_with(expected, keys=other_nans), expected)
+    assert (m.field, m.where, m.expected, m.got) == ("keys", (0, 0, 0, 1), "7fc00000", "ffc00000")
 
 
 def test_a_number_where_the_oracle_has_a_nan_and_any_value_bit_are_mismatches():
     expected = _nan_case()
-    not_nan = np.array([0xFFC00000, 0x3F800000], dtype="<u4").tobytes()
+    not_nan = np.array([0x7FC00000, 0x3F800000], dtype="<u4").tobytes()
     [m] = oracle.compare(_with(expected, keys=not_nan), expected)
     assert (m.field, m.where, m.got) == ("keys", (0, 0, 0, 1), "3f800000")
     other_value_nan = np.array([0x7FC00003, 0x80000000], dtype="<u4").tobytes()

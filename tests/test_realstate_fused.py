@@ -66,9 +66,7 @@ def test_the_kernel_writes_the_literal_formulas_bits(dtype, threads):
     for keys, position, delta in pieces:
         want = reencode_reference(keys, delta, INV_FREQ)
         part = got[:, :, position:position + keys.shape[2]]
-        nan = torch.isnan(want)
-        assert torch.equal(torch.isnan(part), nan)
-        assert torch.equal(bits(part)[~nan], bits(want)[~nan])
+        assert torch.equal(bits(part), bits(want))  # NaNs included: the canonical quiet NaN
     assert not got[:, :, 15:20].any()  # rows no piece covers are left as they were
 
 
@@ -82,9 +80,7 @@ def test_every_16_bit_key_is_widened_and_rounded_as_torch_does(dtype):
     for delta in (1, 2, 1000):
         got = write(keys.shape[2], [(keys, 0, delta)], dtype)
         want = reencode_reference(keys, delta, INV_FREQ)
-        nan = torch.isnan(want)
-        assert torch.equal(torch.isnan(got), nan)
-        assert torch.equal(bits(got)[~nan], bits(want)[~nan])
+        assert torch.equal(bits(got), bits(want))  # NaNs included: the canonical quiet NaN
 
 
 def test_an_error_in_a_helper_thread_reaches_the_caller(monkeypatch):

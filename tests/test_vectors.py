@@ -35,9 +35,9 @@ def test_the_product_reproduces_every_known_answer():
     assert all(r.part == "realstate" and r.figure.endswith("vectors match") for r in rows)
     # ids: 3 fingerprints x 2 + 22 fragments x 2 (contiguous, and strided: the copying path);
     # m: 22 fragments and 3 stacks, each on 5 paths; keys: 22;
-    # renders: 12 layouts + 12 digests x 5 paths (small; large: the compiled kernel on the process's
+    # renders: 13 layouts + 13 digests x 5 paths (small; large: the compiled kernel on the process's
     # threads and on three, torch's at two chunk sizes) + 2 refusals
-    assert sum(int(r.figure.split("/")[1].split()[0]) for r in rows) == 50 + 125 + 22 + 74
+    assert sum(int(r.figure.split("/")[1].split()[0]) for r in rows) == 50 + 125 + 22 + 80
 
 
 def test_docs_publish_the_generated_tables(vectors):
@@ -61,6 +61,7 @@ def test_a_few_answers_recomputed_by_hand(vectors):
     assert fps["A"]["answers"]["content_id"] != fps["C"]["answers"]["content_id"]  # ... not on the key
     renders = {r["name"]: r for r in vectors["renders"]}
     assert renders["bf16-canonical-nan-unrotated"]["answers"]["layout"][-1] == ["D", fps["D"]["start"]]
+    assert renders["bf16-canonical-nan-rotated"]["answers"]["layout"][-1] == ["D", fps["D"]["start"] - 3]
     assert (renders["bf16-canonical-base0"]["answers"]["digest"]
             == renders["bf16-canonical-permuted-redelivered"]["answers"]["digest"])
     assert (renders["bf16-canonical-base0"]["answers"]["digest"]
@@ -82,7 +83,7 @@ def test_a_changed_answer_fails_its_row_and_names_the_vector(tmp_path):
 
     rows = _tampered(tmp_path, flip)
     row = rows["render layouts and digests"]
-    assert row.outcome.value == "fails" and row.figure == "69/74 vectors match"  # each path
+    assert row.outcome.value == "fails" and row.figure == "75/80 vectors match"  # each path
     assert [m["vector"] for m in row.details["mismatches"]] == [
         "bf16-canonical-nan-unrotated digest", "bf16-canonical-nan-unrotated digest (canonical/chunk=8)",
         "bf16-canonical-nan-unrotated digest (canonical/chunk=8/threads=3)",
@@ -122,3 +123,28 @@ def test_a_render_past_the_last_position_must_be_refused(tmp_path):
     row = rows["render layouts and digests"]
     assert row.outcome.value == "fails"
     assert row.details["mismatches"][0]["vector"] == "bf16-canonical-one-position-past-the-end"
+
+
+def test_the_rotated_nan_vector_holds_the_canonical_quiet_nan_where_ds_nan_lands():
+    """Rebuilt from the published inputs alone: D's negative NaN with a payload, moved by δ = −3,
+    is 0x7fc0 in both halves of its rotation pair, and the render's digest is the published one."""
+    import numpy as np
+
+    import oracle
+
+    vectors = json.loads(default_vectors_path().read_text(encoding="utf-8"))
+    render = {r["name"]: r for r in vectors["renders"]}["bf16-canonical-nan-rotated"]
+    digest = bytes.fromhex(vectors["fingerprints"]["bfloat16"]["digest"])
+    inv_freq = tuple(struct.unpack(">d", bytes.fromhex(h))[0] for h in vectors["inv_freq_f64"])
+    data = []
+    for label in render["inputs"]:
+        f = vectors["fragments"][label]
+        layers, heads, tokens, head_dim = f["shape"]
+        bits = [np.array([int(x, 16) for x in np.ravel(f[part])], dtype="<u2").tobytes() for part in ("keys", "values")]
+        data.append(oracle.FragmentData(digest, "bfloat16", layers, heads, tokens, head_dim, f["start"], *bits))
+    got = oracle.canonical_render(data, inv_freq, render["base"])
+    assert got.digest == render["answers"]["digest"]
+    keys = np.frombuffer(got.keys, dtype="<u2").reshape(got.shape)
+    d_at = render["answers"]["layout"][-1][1]
+    assert vectors["fragments"]["D"]["keys"] and keys[2, 0, d_at, 0] == keys[2, 0, d_at, 2] == 0x7FC0
+    assert (oracle.storage_format("bfloat16").is_nan(keys) == (keys == 0x7FC0)).all()

@@ -4,7 +4,10 @@ payloads, infinities, ties).
 
 C7 says replicas that delivered one set render identical bytes; replicas on different hardware
 are replicas too, and the render's arithmetic (RoPE applied in float32, rounded once) is where a
-device could differ (fused multiply-add, flushed subnormals, NaN payloads rewritten).  Each case
+device could differ (fused multiply-add, flushed subnormals, NaN payloads rewritten).  A rotated
+NaN key is specified (DESIGN.md: the storage dtype's canonical quiet NaN, bfloat16 0x7FC0, float16
+0x7E00, float32 0x7FC00000), so the NaN cases must give equal digests too: a device whose NaN
+results or casts keep another sign or payload shows as a mismatch.  Each case
 renders one set in its listed order and reversed, at base 0 and at a non-zero base, on the CPU
 (the reference: torch's operations, default path) and on the device under test with each render
 path it offers.  Where the device under test is the CPU itself, only the other CPU path (chunked,

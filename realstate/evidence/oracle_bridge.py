@@ -62,7 +62,7 @@ def product_render(mode: str, fragments: Sequence[Fragment], base: int = 0, engi
 
 def compare_render(mode: str, fragments: Sequence[Fragment], base: int = 0, engine: Engine = CANONICAL,
                    limit: int = 10) -> list[oracle.Mismatch]:
-    """Render with the product and with the oracle; the differences (NaN rule: oracle.compare)."""
+    """Render with the product and with the oracle; the differences (bit for bit: oracle.compare)."""
     return oracle.compare(render_bytes(product_render(mode, fragments, base, engine)),
                           oracle_render(mode, fragments, base), limit)
 

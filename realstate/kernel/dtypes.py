@@ -18,6 +18,14 @@ BITS_VIEW: dict[torch.dtype, torch.dtype] = {
     torch.float32: torch.int32,
 }
 DTYPE_CODE: dict[str, int] = {"bfloat16": 1, "float16": 2, "float32": 3}
+# the one NaN a re-encoded key (δ ≠ 0) may hold, as bits of BITS_VIEW's integers: positive, quiet
+# bit only.  IEEE-754 leaves a NaN result's sign and payload to the hardware (and torch's vector and
+# scalar casts differ), so every write path replaces its NaNs with these to keep renders identical
+CANONICAL_NAN_BITS: dict[torch.dtype, int] = {
+    torch.bfloat16: 0x7FC0,
+    torch.float16: 0x7E00,
+    torch.float32: 0x7FC00000,
+}
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -37,3 +45,11 @@ def storage_dtype(name: str) -> torch.dtype:
 def raw_bits(t: torch.Tensor) -> torch.Tensor:
     """``t`` viewed as same-width integers, so comparisons see every bit (-0, NaN payloads)."""
     return t.view(BITS_VIEW[t.dtype])
+
+
+def canonical_nan_(t: torch.Tensor) -> None:
+    """Overwrite, in place, every NaN of ``t`` (any strides, any device) with its dtype's
+    canonical quiet NaN.  Written as integer bits, so no float conversion (whose NaN results
+    differ between torch's vector and scalar paths and between devices) is involved, and the
+    non-NaN elements are not touched."""
+    raw_bits(t).masked_fill_(t.isnan(), CANONICAL_NAN_BITS[t.dtype])

@@ -7,7 +7,9 @@ renders: the keys, already concatenated, are rotated where they lie in one call
 
 The arithmetic is the literal formula's, term for term: the key widened exactly to float32,
 x₁ = k₁·c − k₂·s and x₂ = k₂·c + k₁·s from separately rounded products, rounded once to the
-storage dtype (round to nearest even, as torch rounds; a NaN stays a NaN, sign unspecified).
+storage dtype (round to nearest even, as torch rounds), a NaN as the dtype's canonical quiet NaN
+(positive, quiet bit only: ``realstate.kernel.dtypes.CANONICAL_NAN_BITS``, which the tests compare
+with the literals here).
 numba compiles without fast-math, so LLVM neither reassociates nor fuses a multiply with an add
 (the tests read the compiled assembly for fused multiply-adds, and compare bits with the formula).
 
@@ -73,13 +75,23 @@ def _widen(h, ieee_half):  # type: ignore[no-untyped-def]
 @numba.njit(inline="always")
 def _narrow(x, ieee_half):  # type: ignore[no-untyped-def]
     """float32 to 16-bit bits, round to nearest even: float16 by the hardware's conversion,
-    bfloat16 as torch's c10::BFloat16 rounds."""
+    bfloat16 as torch's c10::BFloat16 rounds; a NaN as the canonical quiet NaN (the hardware's
+    float16 conversion keeps the sign and payload)."""
+    if x != x:
+        return np.uint16(0x7E00) if ieee_half else np.uint16(0x7FC0)
     if ieee_half:
         return _half_from_float(x)
-    if x != x:
-        return np.uint16(0x7FC0)
     u = _bits_from_float(x)
     return np.uint16((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) >> np.uint32(16))
+
+
+@numba.njit(inline="always")
+def _quiet(x):  # type: ignore[no-untyped-def]
+    """A float32 result, a NaN as the canonical quiet NaN (the CPU's arithmetic gives a negative
+    default NaN for inf·0 or inf − inf, and carries an input NaN's sign and payload)."""
+    if x != x:
+        return _float_from_bits(np.uint32(0x7FC00000))
+    return x
 
 
 def _kernel(function):  # type: ignore[no-untyped-def]
@@ -116,8 +128,8 @@ def _rotate_float32(src, dst, row, cos, sin, _):  # type: ignore[no-untyped-def]
             for j in range(half):
                 k1 = src[b, t, j]
                 k2 = src[b, t, j + half]
-                dst[b, row + t, j] = k1 * cos[j] - k2 * sin[j]
-                dst[b, row + t, j + half] = k2 * cos[j + half] + k1 * sin[j + half]
+                dst[b, row + t, j] = _quiet(k1 * cos[j] - k2 * sin[j])
+                dst[b, row + t, j + half] = _quiet(k2 * cos[j + half] + k1 * sin[j + half])
 
 
 @_kernel
@@ -147,8 +159,8 @@ def _rotate_rows_float32(buf, runs, cos, sin, _):  # type: ignore[no-untyped-def
                 for j in range(half):
                     k1 = buf[b, t, j]
                     k2 = buf[b, t, j + half]
-                    buf[b, t, j] = k1 * cos[t, j] - k2 * sin[t, j]
-                    buf[b, t, j + half] = k2 * cos[t, j + half] + k1 * sin[t, j + half]
+                    buf[b, t, j] = _quiet(k1 * cos[t, j] - k2 * sin[t, j])
+                    buf[b, t, j + half] = _quiet(k2 * cos[t, j + half] + k1 * sin[t, j + half])
 
 
 def _hardware_half() -> bool:

@@ -4,7 +4,9 @@ Qwen3 uses the NeoX convention (``rotate_half``).  The angles δ·inv_freq use t
 model really uses (from the fingerprint); cos/sin are computed in float64 on the CPU and rounded
 once to float32; the rotation is applied in float32 as k·cos + rotate_half(k)·sin with separate
 multiplies and adds (no fused multiply-add, so CPU and GPU round alike), and the result is
-rounded once to the storage dtype.  δ = 0 copies the keys untouched: the arithmetic with
+rounded once to the storage dtype; a NaN result is then stored as the storage dtype's canonical
+quiet NaN (``realstate.kernel.dtypes.CANONICAL_NAN_BITS``: positive, quiet bit only), whatever
+NaN the hardware or the cast produced.  δ = 0 copies the keys untouched: the arithmetic with
 cos = 1, sin = 0 would turn −0 into +0 and rewrite NaN bits.
 
 ``reencode_reference`` is that formula written literally.  ``render_keys`` is what renders use:
@@ -19,8 +21,7 @@ X₂ += (X·S)₁ (large renders, chunk by chunk in cache), or, for large render
 bfloat16 or float32, by ``realstate.kernel.fused``'s compiled kernel in one pass.  Each is the literal
 formula term for term, since a + (−b) = a − b and (−x)·s = −(x·s) exactly in IEEE arithmetic.
 Rotation tables are cached per (frequencies, δ) and per layout of small renders.  Renders and
-the literal formula agree bit for bit on every non-NaN input (tested); a NaN key stays NaN,
-with unspecified sign."""
+the literal formula agree bit for bit on every input, NaN results included (tested)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from types import ModuleType
 import numpy as np
 import torch
 
+from realstate.kernel.dtypes import canonical_nan_
 from realstate.kernel.threads import limited
 
 # elements per chunk (and the size up to which a render is rotated in place in one go): large
@@ -71,7 +73,9 @@ def reencode_reference(keys: torch.Tensor, delta: int, inv_freq: Sequence[float]
     k = keys.to(torch.float32)
     turned = k * cos
     turned += rotate(k) * sin
-    return turned.to(keys.dtype)
+    out = turned.to(keys.dtype)
+    canonical_nan_(out)
+    return out
 
 
 @lru_cache(maxsize=4096)
@@ -296,7 +300,17 @@ def _rotate_in_place(dest: torch.Tensor, start: int, length: int, cos: torch.Ten
     swapped.mul_(signed_sin)  # [−k2·s, k1·s]
     turned.mul_(cos)  # [k1·c, k2·c]
     turned.add_(swapped)  # [k1·c − k2·s, k2·c + k1·s]
-    region.copy_(turned)  # rounded once to the storage dtype
+    _store_rounded(region, turned)
+
+
+def _store_rounded(dest: torch.Tensor, turned: torch.Tensor) -> None:
+    """Write float32 ``turned`` into ``dest``, rounded once to the storage dtype, a NaN as the
+    canonical quiet NaN.  On the CPU the NaN pass runs only where ``turned``'s sum is NaN (every
+    NaN makes it so; a NaN mask costs several times the copy, the sum a third of it); on other
+    devices it always runs (reading the sum back would make the host wait for the device)."""
+    dest.copy_(turned)
+    if not dest.is_cpu or bool(turned.sum().isnan()):
+        canonical_nan_(dest)  # whatever NaN the arithmetic and the cast wrote
 
 
 def _rotate_run(dest: torch.Tensor, run: Sequence[tuple[torch.Tensor, int, int]],
@@ -333,7 +347,7 @@ def _rotate_run(dest: torch.Tensor, run: Sequence[tuple[torch.Tensor, int, int]]
             q1, q2 = q.split_with_sizes([half, half], dim=-1)
             x1.sub_(q2)  # k1·c − k2·s
             x2.add_(q1)  # k2·c + k1·s
-            out[b0:b1, start + r0:start + r1].copy_(x)  # rounded once to the storage dtype
+            _store_rounded(out[b0:b1, start + r0:start + r1], x)
 
 
 def reencode_into(dest: torch.Tensor, keys: torch.Tensor, delta: int, inv_freq: Sequence[float]) -> None:

@@ -69,8 +69,8 @@ ORACLE = register(
     "path real-size renders take: the compiled kernel and both branches of torch's chunked path), sets "
     "rendered together by canonical_renders (one call holding the full set and its negated twin of the same layout shape; also with a batch bound that "
     "writes the full sets alone beside batched one-fragment sets), and every fragment's content id, "
-    "m and key, equal the independently written reference (oracle/) byte for byte (where it re-encodes a key "
-    "to NaN, any NaN is accepted)")
+    "m and key, equal the independently written reference (oracle/) byte for byte (a key it re-encodes to "
+    "NaN included: the storage dtype's canonical quiet NaN)")
 KNOWN_IDS = register(
     "C5", PART, "known answers: fingerprint digests and content ids", ALWAYS,
     "the published known-answer vectors (docs/VECTORS.md): fingerprint digests and content ids")
