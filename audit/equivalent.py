@@ -14,10 +14,6 @@ _EXPORT_ONLY = ("the SMT-LIB logic is only written into files `prove --smt2` exp
                 "solver run by prove never reads it")
 _PREFER = "Goal.prefer only shapes a counterexample (small ids, plain floats); it never takes part in a verdict"
 
-_PROBE_SIZE = ("realstate.evidence.probes.chunk_probes picks the chunk sizes verify renders with to drive the chunked "
-               "path: any positive size renders the same bits (the chunked and small paths are the literal "
-               "formula term for term), so another size changes which rows share a chunk, not the render")
-
 _DISPLAY = ("only what a row prints or its JSON details (a figure, a count's key name, a default seconds "
             "value, rounding of seconds): no outcome and no exit code reads it")
 _ONLY_SELECTION = ("spec.registered with a claim id, or across parts, is read only by `canonmerge claims` (display) "
@@ -96,10 +92,6 @@ EQUIVALENT: dict[str, str] = {
                                                          "for a tensor off the CPU before it asks applies)",
     "realstate/kernel/engine.py:44:operator_name:8963f59e": _KERNEL_PATH,
     "realstate/kernel/engine.py:82:operator_name:5796ce3f": _KERNEL_PATH + " (the torch engines then take the kernel too)",
-    "realstate/kernel/engine.py:100:operator_number:973215db": _KERNEL_THREADS,
-    "realstate/kernel/engine.py:110:operator_number:bbaf928f":
-        _KERNEL_PATH + " (the kernel engine's chunk size: the kernel does not chunk, and either probe puts "
-                       "verify's renders above it)",
     "realstate/kernel/fused.py:84:operator_name:cbc94ee1": _KERNEL_COMPILE,
     "realstate/kernel/fused.py:84:operator_name:d2fa8e43": _KERNEL_COMPILE,
     "realstate/kernel/fused.py:86:operator_name:92fc4987": _KERNEL_COMPILE,
@@ -253,19 +245,19 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/order_value.py:201:operator_number:182e5c01": _PATH_CHOICE,
     "realstate/kernel/order_value.py:201:operator_swap_op:026f15c0": _PATH_CHOICE,
     "realstate/kernel/order_value.py:201:operator_swap_op:be035880": _PATH_CHOICE,
-    "spec/claims.py:87:operator_number:883afe03": _DISPLAY,
-    "spec/claims.py:101:operator_number:87892206": _DISPLAY,
-    "spec/claims.py:122:operator_number:a9daff20": _DISPLAY,
-    "spec/claims.py:127:operator_number:b37d6f9e": _DISPLAY,
-    "spec/claims.py:134:operator_if_exp:3287fd25": _DISPLAY,
-    "spec/claims.py:134:operator_if_exp:78849e3c": _DISPLAY,
-    "spec/claims.py:134:operator_keywords:aea44d55": _DISPLAY,
-    "spec/claims.py:136:operator_swap_op:efffcd67": _DISPLAY,
-    "spec/claims.py:145:operator_swap_op:06953e44": _DISPLAY,
-    "spec/claims.py:147:operator_number:564ab3b4": _DISPLAY,
-    "spec/claims.py:170:operator_keywords:6281ee65": _ONLY_SELECTION,
-    "spec/claims.py:170:operator_swap_op:72b1d4c8": _ONLY_SELECTION,
-    "spec/claims.py:170:operator_swap_op:e19abd99": _ONLY_SELECTION,
+    "spec/claims.py:92:operator_number:883afe03": _DISPLAY,
+    "spec/claims.py:106:operator_number:87892206": _DISPLAY,
+    "spec/claims.py:127:operator_number:a9daff20": _DISPLAY,
+    "spec/claims.py:132:operator_number:b37d6f9e": _DISPLAY,
+    "spec/claims.py:139:operator_if_exp:3287fd25": _DISPLAY,
+    "spec/claims.py:139:operator_if_exp:78849e3c": _DISPLAY,
+    "spec/claims.py:139:operator_keywords:aea44d55": _DISPLAY,
+    "spec/claims.py:141:operator_swap_op:efffcd67": _DISPLAY,
+    "spec/claims.py:150:operator_swap_op:06953e44": _DISPLAY,
+    "spec/claims.py:156:operator_number:564ab3b4": _DISPLAY,
+    "spec/claims.py:180:operator_keywords:6281ee65": _ONLY_SELECTION,
+    "spec/claims.py:180:operator_swap_op:72b1d4c8": _ONLY_SELECTION,
+    "spec/claims.py:180:operator_swap_op:e19abd99": _ONLY_SELECTION,
     "realstate/kernel/render.py:121:operator_swap_op:9f093efd": _ONE_DEVICE,
     "spec/fragment_set.py:26:operator_number:2fda3295":
         "the seed of the 'shuffled' iteration order: any seed is a shuffle; the correct render passes under "
@@ -273,16 +265,11 @@ EQUIVALENT: dict[str, str] = {
     "spec/ids.py:16:operator_swap_op:ec4329a7":
         "input validation of content ids (wrong type or length): only invalid input reaches it, which verify "
         "never builds; tests/test_spec_*.py test the rejections",
-    "realstate/kernel/engine.py:96:operator_number:497d4a12": _PROBE_SIZE,
-    "realstate/kernel/engine.py:96:operator_number:fb605f22": _PROBE_SIZE,
-    "realstate/kernel/engine.py:96:operator_swap_op:2c5272b1": _PROBE_SIZE,
-    "realstate/kernel/engine.py:96:operator_swap_op:61c6a345": _PROBE_SIZE,
-    "realstate/kernel/engine.py:96:operator_swap_op:84f4fc4f": _PROBE_SIZE,
     "proofs/ordering.py:267:operator_swap_op:898989f4":
         "the guard raises a clear TypeError when spec returns something other than a 64-bit word; with 'or' a "
         "word of another width passes it and the equality on the next line raises z3's sort mismatch instead: "
         "prove fails either way, and never on the correct code",
-    "realstate/kernel/fragment.py:33:operator_swap_op:8532bb8f":
+    "realstate/kernel/fragment.py:34:operator_swap_op:8532bb8f":
         "tensor_bytes moves a non-CPU tensor to the CPU first; on this CPU-only machine every tensor is already "
         "there, so the inverted test changes nothing verify can run (on a CUDA machine the GPU replay's content "
         "ids would crash: that is the device check docs/RESULTS.md asks for)",
@@ -372,14 +359,14 @@ GAPS: dict[str, str] = {
     "realstate/kernel/rope.py:289:operator_swap_op:2f33a7ae":
         "reencode_into no longer refusing a destination of another shape itself (reencode_spans still refuses it, "
         "with its own message): every product caller passes matching shapes; pytest pins the message",
-    "spec/claims.py:179:operator_keywords:2d6796c9":
+    "spec/claims.py:189:operator_keywords:2d6796c9":
         "select_checks' --only matching: verify runs every check and never --only, so a wrong selection is "
         "invisible to it (tests/test_claim_registry.py covers --only)",
-    "spec/claims.py:180:operator_remove_unary_ops:b81b9fb3":
+    "spec/claims.py:190:operator_remove_unary_ops:b81b9fb3":
         "select_checks' refusal of an --only that selects nothing: never reached by verify (pytest covers it)",
-    "spec/claims.py:195:operator_number:17c2cc81":
+    "spec/claims.py:207:operator_number:17c2cc81":
         "exit code 2 when a part reports nothing: every verify part reports rows, so this branch never runs",
-    "spec/claims.py:199:operator_number:0c5ded4b":
+    "spec/claims.py:211:operator_number:0c5ded4b":
         "exit code 2 for a part not built (e.g. a device absent): verify on the CPU builds every part",
     "spec/fragment_set.py:104:operator_swap_op:984a79ef":
         "FragmentSet's 'arrival' iteration mode (a checker setting that keeps a forgotten sort from hiding behind "
