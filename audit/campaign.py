@@ -90,6 +90,7 @@ class AuditReport:
         return {
             "tool": {"mutmut": mutmut_version(), "operators": list(OPERATORS)},
             "targets": [t.path for t in _targets(o.files, o.group)],
+            "target_parts": {t.path: list(o.config.parts_for(t.path)) for t in _targets(o.files, o.group)},
             "selection": {"group": o.group, "origin": o.origin, "files": list(o.files), "picks": list(o.picks),
                           "sample": o.sample_size, "seed": o.seed, "generated": len(self.generated),
                           "selected": len(self.selected)},

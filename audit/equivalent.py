@@ -79,6 +79,16 @@ _BATCH_SIZE = ("realstate.kernel.render.BATCH_ELEMENTS, the engine's batch_eleme
 _MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit lies below the exponent field, and "
                  "the shift that follows drops it, so the field read is the same")
 
+_VALIDATION = "input validation: only invalid input reaches it, which verify never builds"
+_TRACE_ONLY = ("the gossip explorer's run_actions on an exchange step: only the counterexample trace of a violation "
+               "runs it (the verdict comes from exchanged(), which performs the same merges without the actions)")
+_DIGEST_FIGURE = ("the start value of the 'max digests per set' figure: the row prints it, Check.tally decides from "
+                  "checked and found, and any set with a schedule has at least one digest")
+_BATCH_ONLY = ("how many C3 renders go to the backend together (RENDER_BATCH): each render is compared on its own, so "
+               "another batch size changes the work, not a digest")
+_CELL_LABEL = ("the label of a bench cell that fails a structural row: built only for a failing cell (where the "
+               "mutant raises instead of reporting, never a pass); the correct product has none")
+
 EQUIVALENT: dict[str, str] = {
     "realstate/kernel/fused.py:122:operator_keywords:c84a718d": _HALF_TEST,
     "realstate/kernel/fused.py:122:operator_name:f125f303": _HALF_TEST,
@@ -314,6 +324,71 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/order_value.py:150:operator_number:c42b85ba":
         "float16 exponent shift 10 -> 11 in the plain-sum exactness test: the field read is floor(f/2) <= f, "
         "so the test only gets more pessimistic and more rows take the exact path: the same bits",
+    # the instruments (canonmerge audit --targets instruments)
+    "modelcheck/canary.py:131:operator_name:7e287a75":
+        "the shard canary's salted digest packs the render base unsigned: bases are positions, never negative, "
+        "and a non-negative int packs to the same 8 bytes either way (a negative one would raise, never pass)",
+    "modelcheck/coverage.py:121:operator_number:38f44aa8":
+        "the size up to which Signatures memoizes its validity test: a cached answer and a recomputed one are the same",
+    "modelcheck/gossip.py:46:operator_number:00fce7be":
+        "MAX_STATES, the largest --max-states accepted: input validation only; verify's explorer runs far below it",
+    "modelcheck/gossip.py:62:operator_number:b99c5777": "GossipConfig.validate's bound on replicas: " + _VALIDATION,
+    "modelcheck/gossip.py:100:operator_number:d1135e9a":
+        "GossipResult.depth's start value: depth is max(depth, d + 1) over the moves explored, so any exploration "
+        "with a move reports the same depth, and only the gossip table and JSON print it",
+    "modelcheck/gossip.py:302:operator_number:52749f52": _TRACE_ONLY,
+    "modelcheck/order_checks.py:128:operator_number:69a7cf15": _DIGEST_FIGURE,
+    "modelcheck/shards.py:309:operator_swap_op:44cde09d":
+        "which shard details reach the merged tally's JSON (a C4 witness, the digests-per-set figure, recomputed "
+        "across shards anyway): Check.tally decides from checked and found, never from details",
+    "realstate/bench/structural.py:36:operator_swap_op:1760dd9c": _CELL_LABEL,
+    "realstate/bench/structural.py:38:operator_swap_op:86ff81fa": _CELL_LABEL,
+    "realstate/bench/structural.py:41:operator_swap_op:ae088363": _CELL_LABEL,
+    "realstate/bench/structural.py:62:operator_number:7fef9af3":
+        "how many failing cells a bench row lists in its JSON (20 or 21): the outcome counts every cell",
+    "modelcheck/canary.py:33:operator_number:1db91237":
+        "how the order-by-arrival canary's schedules are split into shards (by a prefix of 0 or 1): every schedule "
+        "is still checked, and the coverage row compares the canary's count with its closed form",
+    "modelcheck/gossip.py:64:operator_number:278124d2": "GossipConfig.validate's bound on in_flight: " + _VALIDATION,
+    "modelcheck/gossip.py:280:operator_augmented_assignment:ef13f238": _TRACE_ONLY,
+    "modelcheck/gossip.py:282:operator_swap_op:0ff9abf5": _TRACE_ONLY,
+    "modelcheck/gossip.py:303:operator_number:dd2bd5cb": _TRACE_ONLY,
+    "modelcheck/gossip.py:304:operator_number:05add4c3": _TRACE_ONLY,
+    "modelcheck/gossip.py:513:operator_number:14cf62f1": _TRACE_ONLY,
+    "modelcheck/gossip.py:444:operator_swap_op:44b332b9":
+        "the fair-exchange count of a run that found a fair-exchange violation: the row already fails; the count "
+        "is only printed",
+    "modelcheck/gossip.py:450:operator_number:3287fdfc":
+        "the transition count recorded with the root node, reported only for a violation at the root: a figure",
+    "modelcheck/gossip.py:457:operator_swap_op:194c5b8f": "how often the explorer reports progress: " + _DISPLAY,
+    "modelcheck/gossip.py:478:operator_swap_op:ded8a114":
+        "the gossip explorer's check batch (128 or 129 nodes): every reached node is still checked, the remainder "
+        "by the final check_pending, with the counts recorded when it was reached",
+    "modelcheck/instruments.py:156:operator_remove_unary_ops:bfb617f2":
+        "which figure the arrival-order coverage row prints: its outcome is holds_if(ok), whatever the figure",
+    "modelcheck/order_checks.py:32:operator_number:64eb8912": _BATCH_ONLY,
+    "modelcheck/order_checks.py:53:operator_if_exp:d43e3607":
+        "a head swap that changes nothing returned as its own twin: _with_twin finds it among the universe's "
+        "descriptions (the fragment itself, or an equal copy with the same id) and the sets checked are the same",
+    "modelcheck/order_checks.py:169:operator_swap_op:c1c7436a": "the engine-order row's seconds: " + _DISPLAY,
+    "modelcheck/shards.py:45:operator_number:5573b670":
+        "LAW_RENDERS, an estimate of a shard's weight: it orders the shards (largest first), not what they check",
+    "modelcheck/shards.py:258:operator_swap_op:2650b739":
+        "a shard's CPU seconds: printed, and the canaries' share of them is reported in the JSON; no row reads it",
+    "modelcheck/shards.py:342:operator_swap_op:26a7df6f":
+        "the per-set violation sum that tells a split from a shard's own finding is only tested for zero, and a "
+        "sum of non-negative counts is zero exactly when its negation is",
+    "modelcheck/universe_search.py:50:operator_number:be07f6be":
+        "UniverseSearch's default redeliveries: every caller passes it (modelcheck.shards.perform, the replay's "
+        "held universe)",
+    "modelcheck/universe_search.py:89:operator_swap_op:44c70224": "the count of renders: " + _DISPLAY,
+    "modelcheck/universe_search.py:95:operator_swap_op:21536ea5": "the count of renders: " + _DISPLAY,
+    "realstate/processes/soak/judge.py:27:operator_number:8861bd6a":
+        "the cleaned-temporaries count a replica row starts with: overwritten by the read, or left on an unreadable "
+        "replica, whose row fails anyway; only the soak's table prints it",
+    "realstate/processes/soak/judge.py:28:operator_name:f3982457":
+        "verify_ok's start value stands only when reading the replica raised, and then the replica is listed as "
+        "unreadable, which fails the soak row on its own",
 }
 
 _EMPTY_AXIS = ("m's shape check weakened for an empty token or head axis: such keys still fail (range() with step 0, "
@@ -332,10 +407,52 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
                "weakened: every product caller passes pieces that fit, so verify cannot see it; "
                "tests/test_realstate_fragment_render.py pins the refusal")
 
+_HOSTILE_LAYOUT = ("a directory store's guard against a hostile layout (symlinks, a store nested in a store, foreign "
+                   "entries): the soak builds none, so its runs cannot see it; tests/test_hostile_stores.py covers the guards")
+
 # Survivors that are NOT equivalent: gaps left open, each with why (docs/RESULTS.md lists them).
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
+    # the instruments (canonmerge audit --targets instruments): weaknesses of the checkers themselves
+    "modelcheck/gossip.py:243:operator_swap_op:29213fc7":
+        "publishing no longer records the fragment: publishes repeat and the symmetry key treats every fragment "
+        "as unpublished; the replica states explored look the same, but no count shows it",
+    "modelcheck/gossip.py:268:operator_keywords:b804bf1b":
+        "the explorer never publishes (only the fair-exchange flush does): it explores the initial state alone, "
+        "and no row compares the explored states with a count",
+    "modelcheck/gossip.py:274:operator_augmented_assignment:28c9ead2":
+        "a state with a dropped message gets only resend moves: fewer states explored, and no count notices",
+    "modelcheck/gossip.py:358:operator_augmented_assignment:40999a2d":
+        "queuing a batch's fair-exchange renders discards the pair renders queued before: those records keep no "
+        "digest and their comparisons are not made, unnoticed",
+    "modelcheck/instruments.py:72:operator_augmented_assignment:d4373ec7":
+        "the coverage cells keep only the canaries': the real universes' counts are never compared with their "
+        "closed forms, and nothing requires a cell per universe and N",
+    "modelcheck/instruments.py:89:operator_number:9e548079":
+        "a C3 family absent from the arrival canary's tallies counts as having caught it: a family whose canary "
+        "never ran would pass (a second fault needed to show)",
+    "modelcheck/instruments.py:149:operator_swap_op:286fa902":
+        "the arrival-order row holds when the canary is seen even if real schedules were fed otherwise: needs a "
+        "product bug (a stale union prefix) to show, which the audit does not plant together with this mutant",
+    "modelcheck/order_checks.py:159:operator_swap_op:68d85b60":
+        "the engine-order check stops two arities short: the row has no closed-form count of the input orders it "
+        "should have sorted",
+    "modelcheck/shards.py:164:operator_swap_op:d365a99d":
+        "the BagMerge shards at N = 2 are not planned: no count compares the bag checks' orders with a closed form",
+    "modelcheck/shards.py:175:operator_remove_unary_ops:fb75c825":
+        "no canary is planned when the C3 families run, and the judge reports no canary row rather than a blind one",
+    "modelcheck/shards.py:362:operator_swap_op:ee5e5694":
+        "a cross-shard split lowers the row's violation count: alone it still fails the row, but it cancels a real "
+        "violation found in the same tally",
+    "modelcheck/unions.py:47:operator_number:b3868d52":
+        "original fragments labelled as their first copy: the arrival-order comparison can no longer tell an "
+        "original from its first re-delivered copy",
+    "realstate/exchange/stores/directory.py:66:operator_name:a521bdf9": _HOSTILE_LAYOUT,
+    "realstate/exchange/stores/directory.py:184:operator_keywords:140d1afd": _HOSTILE_LAYOUT,
+    "realstate/exchange/stores/directory.py:227:operator_name:64ab81f8": _HOSTILE_LAYOUT,
+    "realstate/exchange/stores/directory.py:255:operator_swap_op:4647c900":
+        "the directory fsync after a rename skipped on POSIX: only a power loss shows it, which no soak fault causes",
     "realstate/kernel/order_value.py:274:operator_swap_op:ce17238f": _FSUM_PATH,
     "realstate/kernel/order_value.py:277:operator_swap_op:722b2153": _FSUM_PATH,
     "realstate/kernel/rope.py:175:operator_swap_op:f0fbb311": _SPAN_CHECK,
