@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from audit import curated
-from audit.equivalent import EQUIVALENT
+from audit.equivalent import EQUIVALENT, GAPS
 from audit.generate import generate, mutmut_version, sample
 from audit.mutants import Mutant
 from audit.reach import Reach, control_with_coverage
@@ -37,8 +37,8 @@ from audit.run import (
 )
 from audit.scratch import ScratchCopy, project_root, stopping_runs_on_exit
 from audit.settings import DEFAULT_TARGET_RATIO, DEFAULT_WORKERS, ORIGINS
-from audit.summary import Summary, stale_entries, summarize
-from audit.targets import OPERATORS, TARGETS, Target, target
+from audit.summary import Attached, Summary, attach, summarize
+from audit.targets import GROUPS, OPERATORS, Target, target
 
 
 class AuditError(RuntimeError):
@@ -48,6 +48,7 @@ class AuditError(RuntimeError):
 @dataclass(frozen=True)
 class AuditOptions:
     config: RunConfig = field(default_factory=RunConfig)
+    group: str = "verify"  # audit.targets.GROUPS: verify's code or the instruments
     files: tuple[str, ...] = ()
     origin: str = "all"
     picks: tuple[str, ...] = ()
@@ -71,6 +72,8 @@ class AuditReport:
     stale_equivalent: list[str]
     seconds: float
     reused: int = 0
+    equivalent: Attached = field(default_factory=Attached)  # audit.equivalent's entries, attached
+    gaps: Attached = field(default_factory=Attached)
 
     @property
     def meets_target(self) -> bool:
@@ -86,8 +89,9 @@ class AuditReport:
         o = self.options
         return {
             "tool": {"mutmut": mutmut_version(), "operators": list(OPERATORS)},
-            "targets": [t.path for t in _targets(o.files)],
-            "selection": {"origin": o.origin, "files": list(o.files), "picks": list(o.picks),
+            "targets": [t.path for t in _targets(o.files, o.group)],
+            "target_parts": {t.path: list(o.config.parts_for(t.path)) for t in _targets(o.files, o.group)},
+            "selection": {"group": o.group, "origin": o.origin, "files": list(o.files), "picks": list(o.picks),
                           "sample": o.sample_size, "seed": o.seed, "generated": len(self.generated),
                           "selected": len(self.selected)},
             "parts": [" ".join(o.config.command(p)) for p in o.config.parts],
@@ -99,15 +103,19 @@ class AuditReport:
             "target_ratio": o.target_ratio, "meets_target": self.meets_target,
             "summary": self.summary.to_json(),
             "stale_equivalent_entries": self.stale_equivalent,
-            "equivalent": {r.mutant.id: EQUIVALENT[r.mutant.id] for r in self.summary.equivalent_survivors},
+            "moved_equivalent_entries": self.equivalent.moved,
+            "equivalent": {r.mutant.id: self.equivalent.judged[r.mutant.id]
+                           for r in self.summary.equivalent_survivors},
             "mutants": [r.to_json() for r in self.results],
             "seconds": round(self.seconds, 1), "reused_from_journal": self.reused,
         }
 
 
-def _targets(files: Sequence[str]) -> list[Target]:
+def _targets(files: Sequence[str], group: str = "verify") -> list[Target]:
+    if group not in GROUPS:
+        raise AuditError(f"--targets must be one of {', '.join(GROUPS)}; got {group!r}")
     if not files:
-        return list(TARGETS)
+        return list(GROUPS[group])
     try:
         return [target(f) for f in files]
     except KeyError as exc:
@@ -118,7 +126,7 @@ def choose(options: AuditOptions, root: Path) -> tuple[list[Mutant], list[Mutant
     """(every mutant the selection draws from, the ones to run)."""
     if options.origin not in ORIGINS:
         raise AuditError(f"--origin must be one of {', '.join(ORIGINS)}; got {options.origin!r}")
-    targets = _targets(options.files)
+    targets = _targets(options.files, options.group)
     paths = {t.path for t in targets}
     every = generate(root, targets) + [m for m in curated.as_mutants(root) if m.path in paths]
     pool = [m for m in every if options.origin in ("all", m.origin)]
@@ -196,11 +204,18 @@ def run_audit(options: AuditOptions, progress: Callable[[str], None] = lambda li
         return _run_audit(options, progress)
 
 
+def configured(options: AuditOptions) -> AuditOptions:
+    """``options`` with each target's own parts (``Target.parts``) in its run configuration."""
+    by_path = {t.path: t.parts for t in GROUPS.get(options.group, ()) if t.parts}
+    return replace(options, config=replace(options.config, parts_by_path={**by_path, **options.config.parts_by_path}))
+
+
 def _run_audit(options: AuditOptions, progress: Callable[[str], None]) -> AuditReport:
     started = time.perf_counter()
+    options = configured(options)
     root = options.config.source or project_root()
     generated, selected = choose(options, root)
-    paths = [t.path for t in TARGETS]
+    paths = [t.path for t in GROUPS[options.group]]
     progress(f"audit: {len(selected)} of {len(generated)} mutants; control run first "
              f"({'under coverage' if options.reach else 'plain'})")
     control, reach = _control(options, root, paths)
@@ -231,9 +246,17 @@ def _run_audit(options: AuditOptions, progress: Callable[[str], None]) -> AuditR
     fresh = run_all(todo, options.config, options.workers, reached, finished)
     by_id = {**done, **{r.mutant.id: r for r in fresh}}
     results = [by_id[m.id] for m in selected]
-    summary = summarize(results, EQUIVALENT)
-    generated_paths = {m.path for m in generated}
-    stale = stale_entries({i: r for i, r in EQUIVALENT.items() if i.split(":")[0] in generated_paths},
-                          [m.id for m in generated])
-    return AuditReport(options, generated, selected, control, reach, results, summary, stale,
-                       time.perf_counter() - started, reused=len(done))
+    equivalent, gaps = judgements(generated)
+    summary = summarize(results, equivalent.judged)
+    return AuditReport(options, generated, selected, control, reach, results, summary, equivalent.stale,
+                       time.perf_counter() - started, reused=len(done), equivalent=equivalent, gaps=gaps)
+
+
+def judgements(generated: Sequence[Mutant]) -> tuple[Attached, Attached]:
+    """``audit.equivalent``'s EQUIVALENT and GAPS attached to ``generated`` (``audit.summary.attach``),
+    counting only entries in the generated mutants' files as stale (a run over some targets)."""
+    paths = {m.path for m in generated}
+    ids = [m.id for m in generated]
+    equivalent = attach({i: r for i, r in EQUIVALENT.items() if i.split(":")[0] in paths}, ids)
+    gaps = attach({i: r for i, r in GAPS.items() if i.split(":")[0] in paths}, ids)
+    return equivalent, gaps

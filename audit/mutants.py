@@ -24,6 +24,12 @@ PATH_OF_RECORD: dict[str, str] = {
     "realstate/kernel/order_value.py": "realstate/order_value.py",
     "realstate/kernel/render.py": "realstate/render.py",
     "realstate/kernel/rope.py": "realstate/rope.py",
+    # the gossip explorer, split by job: its model, search, symmetry and verdict were one file
+    "modelcheck/gossip_model.py": "modelcheck/gossip.py",
+    "modelcheck/gossip_search.py": "modelcheck/gossip.py",
+    "modelcheck/gossip_symmetry.py": "modelcheck/gossip.py",
+    "modelcheck/gossip_verdict.py": "modelcheck/gossip.py",
+    "modelcheck/gossip_controls.py": "modelcheck/gossip.py",
 }
 
 

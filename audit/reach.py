@@ -9,7 +9,12 @@ first execution of the mutated statement, which never comes), so P's cell is ``n
 without a run.  A mutant no part reaches survives (and counts against the ratio: a bug in code
 verify never runs is a gap).  A mutant is mapped to the innermost statement containing its
 line (for a ``def`` signature, the ``def`` itself, which runs at import); the statement ran
-when any line of it ran (a compound statement whose body ran has itself run)."""
+when any line of it ran (a compound statement whose body ran has itself run).
+
+Only verify's parts are traced (``audit.settings.REACH_PARTS``): the soak's and the distributed
+replay's workers come from fork servers and helper processes that coverage does not follow, so a
+statement only they run would look unreached; those parts' control runs plainly and every mutant
+of a file they exercise runs them."""
 
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from functools import lru_cache
 from audit.mutants import Mutant
 from audit.run import THREAD_ENV, TIMEOUT, Cell, RunConfig, classify
 from audit.scratch import ScratchCopy, run_group
+from audit.settings import REACH_PARTS
 
 
 @lru_cache(maxsize=64)
@@ -77,6 +83,15 @@ def control_with_coverage(scratch: ScratchCopy, config: RunConfig, paths: Sequen
     reach = Reach(sources={p: (scratch.root / p).read_text(encoding="utf-8") for p in paths})
 
     def one(part: str) -> Cell:
+        if part not in REACH_PARTS:  # processes coverage does not follow: no reach, every mutant runs it
+            env = scratch.env(dict(THREAD_ENV) if config.single_thread else {})
+            started = time.perf_counter()
+            try:
+                out = run_group([sys.executable, "-m", "canonmerge", *config.command(part)], scratch.root, env,
+                                timeout=config.timeout_s)
+            except subprocess.TimeoutExpired:
+                return Cell(part, TIMEOUT, time.perf_counter() - started)
+            return classify(part, out.returncode, out.stdout, out.stderr, time.perf_counter() - started)
         data_file = scratch.root / f".coverage.{part}"
         # parallel mode + multiprocessing: check runs its shards in pool workers, whose lines
         # count as reached (without it a mutant only the workers execute is skipped as unreached);

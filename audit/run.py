@@ -32,7 +32,7 @@ from typing import Any
 
 from audit.mutants import Mutant
 from audit.scratch import PatchError, ScratchCopy, kill_live_groups, project_root
-from audit.settings import DEFAULT_TIMEOUT_S, PARTS
+from audit.settings import DEFAULT_TIMEOUT_S, FAIL_FAST_PARTS, PART_FLAGS, PARTS
 from spec import FormatError
 from spec.bounded import parse_json, read_text
 
@@ -105,14 +105,36 @@ class RunConfig:
     source: Path | None = None
     workdir: Path | None = None
     single_thread: bool = True
+    # the commands that exercise a target file, where not all of ``parts`` (audit.targets.Target.parts)
+    parts_by_path: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def command(self, part: str) -> list[str]:
-        return [part, *self.part_args.get(part, ()), "--fail-fast", "--json"]
+        """The part's command line: its quick settings (``PART_FLAGS``), the extra flags, and
+        ``--fail-fast`` where the command has it, then ``--json``."""
+        tail = ("--fail-fast", "--json") if part in FAIL_FAST_PARTS else ("--json",)
+        return [part, *PART_FLAGS.get(part, ()), *self.part_args.get(part, ()), *tail]
+
+    def parts_for(self, path: str) -> tuple[str, ...]:
+        """The parts a mutant of ``path`` runs against, in ``parts``' order."""
+        wanted = self.parts_by_path.get(path)
+        return self.parts if wanted is None else tuple(p for p in self.parts if p in wanted)
 
 
 def _tail(text: str, lines: int = 1) -> str:
     kept = [line for line in text.strip().splitlines() if line.strip()]
     return " | ".join(kept[-lines:])[:300]
+
+
+def _rows(report: Any) -> list[dict[str, Any]] | None:
+    """The claim rows of a JSON report: a part report's (``parts``), or the bench document's
+    (``claims``: its structural rows); ``None`` when it is neither."""
+    if not isinstance(report, dict):
+        return None
+    if "parts" in report:
+        return [r for p in report["parts"] for r in p["results"]]
+    if report.get("command") is None and isinstance(report.get("claims"), list) and "benchmark" in report:
+        return list(report["claims"])
+    return None
 
 
 def classify(part: str, returncode: int, stdout: str, stderr: str, seconds: float) -> Cell:
@@ -123,12 +145,12 @@ def classify(part: str, returncode: int, stdout: str, stderr: str, seconds: floa
         report = json.loads(stdout)
     except json.JSONDecodeError:
         return Cell(part, CRASHED, seconds, returncode, message=_tail(stderr) or "no JSON report on stdout")
-    if not isinstance(report, dict) or "parts" not in report:
+    rows = _rows(report)
+    if rows is None:
         error = report.get("error", {}) if isinstance(report, dict) else {}
         return Cell(part, CRASHED, seconds, returncode,
                     message=f"exit {returncode}: {error.get('message', 'not a part report')}"[:300])
-    failing = [f"{r['claim']}/{r['check']}" for p in report["parts"] for r in p["results"]
-               if r["outcome"] not in ("holds", "not applicable")]
+    failing = [f"{r['claim']}/{r['check']}" for r in rows if r["outcome"] not in ("holds", "not applicable")]
     if returncode == 0 and not failing:
         return Cell(part, SURVIVED, seconds, 0)
     if returncode == 1 and failing:
@@ -158,9 +180,10 @@ def run_mutant(mutant: Mutant | None, config: RunConfig, reached: Reached = alwa
     """Plant ``mutant`` (``None``: the unpatched control) in a fresh scratch copy and run the
     parts; a part that ``reached`` says never executes the mutated statement is not run."""
     started = time.perf_counter()
-    wanted = [p for p in config.parts if mutant is None or reached(mutant, p)]
+    parts = config.parts if mutant is None else config.parts_for(mutant.path)
+    wanted = [p for p in parts if mutant is None or reached(mutant, p)]
     if mutant is not None and not wanted:
-        return MutantResult(mutant, [Cell(p, NOT_REACHED) for p in config.parts], 0.0)
+        return MutantResult(mutant, [Cell(p, NOT_REACHED) for p in parts], 0.0)
     with tempfile.TemporaryDirectory(prefix="canonmerge-audit-", dir=config.workdir) as tmp:
         scratch = ScratchCopy(Path(tmp), config.source or project_root())
         if mutant is not None:
@@ -170,7 +193,7 @@ def run_mutant(mutant: Mutant | None, config: RunConfig, reached: Reached = alwa
             except PatchError as exc:
                 return MutantResult(mutant, [], time.perf_counter() - started, error=str(exc))
         cells: list[Cell] = []
-        for part in config.parts:
+        for part in parts:
             if part not in wanted:
                 cells.append(Cell(part, NOT_REACHED))
             elif cells and not config.full_matrix and any(c.outcome in DETECTED for c in cells):
@@ -203,7 +226,7 @@ def run_all(mutants: Sequence[Mutant], config: RunConfig, workers: int = 2, reac
 
 def environment_note() -> str:
     threads = ", ".join(f"{k}={v}" for k, v in THREAD_ENV.items())
-    return (f"each part runs as `python -m canonmerge PART --fail-fast --json` with {threads}; "
+    return (f"each part runs as `python -m canonmerge PART [quick settings] [--fail-fast] --json` with {threads}; "
             f"cpu count {os.cpu_count()}")
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from audit.mutants import path_of_record
 from audit.run import CRASHED, KILLED, NOT_REACHED, SURVIVED, TIMEOUT, MutantResult
 
 
@@ -107,10 +108,58 @@ def summarize(results: Iterable[MutantResult], equivalent: Mapping[str, str]) ->
     return s
 
 
-def stale_entries(equivalent: Mapping[str, str], generated_ids: Sequence[str]) -> list[str]:
-    """Equivalence entries whose id the current source no longer generates."""
+def entry_key(mutant_id: str) -> tuple[str, str, str] | None:
+    """(path of record, operator, patch hash) of a mutant id, the line left out; ``None`` for an
+    id of another shape.  The path of record lets a judgement follow code into the file it moved to.  The hash covers the patch's path of record and its text, whose old side
+    occurs exactly once in the file, so within one file and operator it names one patch."""
+    parts = mutant_id.split(":")
+    if len(parts) < 4:
+        return None
+    return path_of_record(parts[0]), ":".join(parts[2:-1]), parts[-1]
+
+
+@dataclass
+class Attached:
+    """Judgements (equivalence or gap reasons) attached to the mutants the source generates now.
+
+    ``judged`` maps a generated id to its reason; ``moved`` maps an entry whose line moved to the
+    generated id it follows (same path, operator and patch hash); ``stale`` lists the entries
+    that name no generated patch (the patched code changed or left the targets)."""
+
+    judged: dict[str, str] = field(default_factory=dict)
+    moved: dict[str, str] = field(default_factory=dict)
+    stale: list[str] = field(default_factory=list)
+
+
+def attach(entries: Mapping[str, str], generated_ids: Sequence[str]) -> Attached:
+    """Each entry to the generated mutant with its id, else to the one generated mutant with its
+    path, operator and patch hash (its line moved).  An entry never attaches to another patch:
+    no match, or more than one, or a mutant already judged under its own id, leaves it stale."""
     known = set(generated_ids)
-    return sorted(i for i in equivalent if i not in known)
+    by_key: dict[tuple[str, str, str], list[str]] = {}
+    for i in generated_ids:
+        key = entry_key(i)
+        if key is not None:
+            by_key.setdefault(key, []).append(i)
+    out = Attached()
+    for i, reason in entries.items():
+        if i in known:
+            out.judged[i] = reason
+            continue
+        key = entry_key(i)
+        matches = by_key.get(key, []) if key is not None else []
+        if len(matches) == 1 and matches[0] not in entries and matches[0] not in out.judged:
+            out.judged[matches[0]] = reason
+            out.moved[i] = matches[0]
+        else:
+            out.stale.append(i)
+    out.stale.sort()
+    return out
+
+
+def stale_entries(equivalent: Mapping[str, str], generated_ids: Sequence[str]) -> list[str]:
+    """Equivalence entries that name no patch the current source generates (``attach``)."""
+    return attach(equivalent, generated_ids).stale
 
 
 CELL_MARK = {KILLED: "killed", CRASHED: "crashed", TIMEOUT: "timeout", SURVIVED: "survived",

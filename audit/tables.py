@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from audit.campaign import AuditReport
-from audit.equivalent import EQUIVALENT, GAPS
 from audit.run import NOT_REACHED, NOT_RUN, MutantResult
 from audit.summary import Tally
 from spec import Table
@@ -26,7 +25,7 @@ def matrix(report: AuditReport) -> Table:
     for r in report.results:
         first = next((c for c in r.cells if c.failing or c.message), None)
         row = (first.failing[0] if first and first.failing else first.message if first else r.error)
-        verdict = "equivalent" if r.mutant.id in EQUIVALENT and not r.detected else r.verdict
+        verdict = "equivalent" if r.mutant.id in report.equivalent.judged and not r.detected else r.verdict
         table.rows.append([r.mutant.id, r.mutant.description, *(_cell(r, p) for p in parts), verdict, row[:70]])
     return table
 
@@ -60,11 +59,11 @@ def survivors(report: AuditReport) -> Table:
     s = report.summary
     table = Table("audit: survivors (gaps left open, then equivalent)", ["mutant", "what", "kind", "why"])
     for r in s.gaps:
-        reason = GAPS.get(r.mutant.id, "(no reason recorded in audit/equivalent.py GAPS)")
+        reason = report.gaps.judged.get(r.mutant.id, "(no reason recorded in audit/equivalent.py GAPS)")
         kind = "gap" if r.reached else "gap (not reached)"
         table.rows.append([r.mutant.id, r.mutant.description, kind, reason])
     for r in s.equivalent_survivors:
-        table.rows.append([r.mutant.id, r.mutant.description, "equivalent", EQUIVALENT[r.mutant.id]])
+        table.rows.append([r.mutant.id, r.mutant.description, "equivalent", report.equivalent.judged[r.mutant.id]])
     return table
 
 
@@ -88,6 +87,9 @@ def notes(report: AuditReport) -> list[str]:
         out.append(f"could not plant {r.mutant.id}: {r.error}")
     for i in report.stale_equivalent:
         out.append(f"stale equivalence entry (the source no longer generates it): {i}")
+    for entries in (report.equivalent, report.gaps):
+        for old, new in sorted(entries.moved.items()):
+            out.append(f"judgement follows its moved line: {old} is now {new}")
     if report.reused:
         out.append(f"{report.reused} result(s) reused from the journal")
     out.append(f"{len(report.results)} mutants in {report.seconds:.0f} s with {report.options.workers} worker(s)")

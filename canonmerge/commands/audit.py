@@ -19,14 +19,16 @@ from spec.arguments import integer, number, seed
 
 
 def _part_args(text: str) -> tuple[str, tuple[str, ...]]:
+    from audit.settings import ALL_PARTS
+
     part, sep, flags = text.partition("=")
-    if not sep or part not in ("prove", "check", "realstate"):
-        raise argparse.ArgumentTypeError(f"want PART=FLAGS with PART prove, check or realstate; got {text!r}")
+    if not sep or part not in ALL_PARTS:
+        raise argparse.ArgumentTypeError(f"want PART=FLAGS with PART one of {', '.join(ALL_PARTS)}; got {text!r}")
     return part, tuple(shlex.split(flags))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from audit.settings import DEFAULT_TARGET_RATIO, DEFAULT_TIMEOUT_S, DEFAULT_WORKERS, ORIGINS, PARTS
+    from audit.settings import DEFAULT_TARGET_RATIO, DEFAULT_TIMEOUT_S, DEFAULT_WORKERS, GROUP_PARTS, ORIGINS
 
     parser.add_argument("--workers", type=int, default=DEFAULT_WORKERS, metavar="N",
                         help="mutants run at once, each in its own scratch copy (default %(default)s)")
@@ -38,8 +40,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--file", action="append", default=[], metavar="PATH",
                         help="only mutants in this target file; repeatable")
     parser.add_argument("--origin", choices=ORIGINS, default="all", help="generated, curated or both")
-    parser.add_argument("--parts", default=",".join(PARTS), metavar="P,Q",
-                        help="parts to run, in order (default: verify's, %(default)s)")
+    parser.add_argument("--targets", choices=tuple(GROUP_PARTS), default="verify",
+                        help="which files to mutate: verify's code, or the checkers' own instruments (modelcheck, "
+                             "the oracle comparison, the soak's judge and stores, the distributed replay, the bench's "
+                             "structural rows), each run against the commands that exercise it (default %(default)s)")
+    parser.add_argument("--parts", metavar="P,Q",
+                        help="parts to run, in order (default: the group's: "
+                             + "; ".join(f"{g} {','.join(p)}" for g, p in GROUP_PARTS.items()) + ")")
     parser.add_argument("--part-args", action="append", default=[], type=_part_args, metavar="PART=FLAGS",
                         help="extra flags for one part (e.g. 'prove=--only C5'); the ratio is then not verify's")
     parser.add_argument("--full-matrix", action="store_true",
@@ -58,12 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _options(args: argparse.Namespace):  # noqa: ANN202 (AuditOptions; imported lazily)
     from audit.campaign import AuditOptions
     from audit.run import RunConfig
-    from audit.settings import PARTS
+    from audit.settings import ALL_PARTS, GROUP_PARTS
 
-    parts = tuple(p for p in args.parts.split(",") if p)
-    unknown = [p for p in parts if p not in PARTS]
+    text = ",".join(GROUP_PARTS[args.targets]) if args.parts is None else args.parts
+    parts = tuple(p for p in text.split(",") if p)
+    unknown = [p for p in parts if p not in ALL_PARTS]
     if unknown or not parts or len(set(parts)) != len(parts):
-        raise InputError(f"--parts {args.parts!r}: want distinct names among {', '.join(PARTS)}")
+        raise InputError(f"--parts {text!r}: want distinct names among {', '.join(ALL_PARTS)}")
     integer("workers", args.workers, 1, 256)
     number("timeout", args.timeout, 0.001, 7 * 86400.0)
     number("target", args.target, 0.0, 1.0, " (a kill ratio)")
@@ -76,7 +84,7 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 (AuditOptions; imported 
         check_output_path(args.journal, "--journal")  # appended to: a regular file outside any store
     part_args = dict(args.part_args)
     config = RunConfig(parts=parts, part_args=part_args, timeout_s=args.timeout, full_matrix=args.full_matrix)
-    return AuditOptions(config=config, files=tuple(args.file), origin=args.origin, picks=tuple(args.mutant),
+    return AuditOptions(config=config, group=args.targets, files=tuple(args.file), origin=args.origin, picks=tuple(args.mutant),
                         sample_size=args.sample, seed=args.seed, workers=args.workers, reach=not args.no_reach,
                         journal=args.journal, target_ratio=args.target)
 
@@ -84,7 +92,7 @@ def _options(args: argparse.Namespace):  # noqa: ANN202 (AuditOptions; imported 
 def run(args: argparse.Namespace, console: Console) -> int:
     try:
         from audit import tables
-        from audit.campaign import AuditError, choose, run_audit
+        from audit.campaign import AuditError, choose, judgements, run_audit
     except ImportError as exc:
         raise InputError(f"canonmerge audit needs mutmut 3.8 and coverage (pip install 'canonmerge[audit]'): "
                          f"{exc}") from None
@@ -94,13 +102,18 @@ def run(args: argparse.Namespace, console: Console) -> int:
     options = _options(args)
     try:
         if args.list:
-            _, selected = choose(options, project_root())
+            every, selected = choose(options, project_root())
+            equivalent, gaps = judgements(every)
+            stale = {"stale_equivalent_entries": equivalent.stale, "stale_gap_entries": gaps.stale,
+                     "moved_entries": {**equivalent.moved, **gaps.moved}}
             if args.json:
-                print(json.dumps({"exit_code": 0, "mutants": [m.to_json() for m in selected]}, indent=2))
+                print(json.dumps({"exit_code": 0, "mutants": [m.to_json() for m in selected], **stale}, indent=2))
             else:
                 for m in selected:
                     console.print(literal(f"{m.id}  {m.description}"))
                     console.print(literal(diff_text(m.patches)))
+                for i in equivalent.stale + gaps.stale:
+                    console.print(f"note: stale entry (the source no longer generates it): {literal(i)}")
             return 0
         report = run_audit(options, progress=lambda line: print(line, file=sys.stderr, flush=True))
     except AuditError as exc:
