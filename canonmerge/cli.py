@@ -219,7 +219,7 @@ def _main(argv: list[str]) -> int:
     # the top-level parser takes no options but -h, so the first word is the subcommand
     parser = build_parser(only=next((a for a in argv if not a.startswith("-")), ""))
     args = parser.parse_args(argv)
-    console = Console(width=None if sys.stdout.isatty() else 140)
+    console = Console(width=None if sys.stdout.isatty() else 140, emoji=False)
     with ProgressPrinter(enabled=True) as progress:
         try:
             configure_threads(args.threads)  # before any tensor work; an ArgumentError names --threads

@@ -24,7 +24,7 @@ class ProgressPrinter:
     def __init__(self, enabled: bool = True, min_interval: float = 2.0) -> None:
         self._enabled = enabled
         self._interval = min_interval
-        self._console = Console(stderr=True)
+        self._console = Console(stderr=True, emoji=False)
         self._live: Progress | None = None
         self._tasks: dict[str, int] = {}
         self._last_line: dict[str, float] = {}

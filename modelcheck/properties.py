@@ -29,8 +29,8 @@ ENGINE_ORDER = register(
 ORACLE = register(
     "C3", PART, "render equals the independent oracle", ALWAYS,
     "every canonical render the matrix makes (and BagMerge of each refinement state) equals, byte "
-    "for byte, the independently written reference render of oracle/ at the universe's base (where "
-    "the reference re-encodes a key to NaN, any NaN is accepted)")
+    "for byte, the independently written reference render of oracle/ at the universe's base (a key "
+    "re-encoded to NaN included: both write the dtype's canonical quiet NaN)")
 REFINEMENT_ORDER = register(
     "C3", PART, "refinement: render order = spec order", ALWAYS,
     "the render lays fragments out in spec.canonical_order by the backend's key")
