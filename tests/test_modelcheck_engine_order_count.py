@@ -1,0 +1,42 @@
+"""The engine-order check holds its own count of sorted input orders to a closed form: a loop that
+stops short of the top arity (or skips the twin set) fails the row instead of passing fewer orders."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from types import SimpleNamespace
+
+import modelcheck
+from modelcheck import order_checks
+from modelcheck import properties as P
+from modelcheck.order_checks import engine_order_count
+from modelcheck.reference import ReferenceBackend
+from spec import Outcome
+
+SMALL = dict(max_arity=3, universes=["ties"], gossip=False, trace_dir=None, workers=1)
+
+
+def test_the_closed_form_counts_every_order_of_every_set():
+    for top in range(1, 6):
+        for distinct in range(1, top + 1):
+            sizes = [min(n, distinct) for n in range(1, top + 1)]
+            for twin in (sizes[-1], sizes[-1] + 1):
+                enumerated = sum(1 for s in [*sizes, twin] for _ in itertools.permutations(range(s)))
+                assert engine_order_count(top, distinct, twin) == enumerated
+    assert engine_order_count(3, 3, 4) == 1 + 2 + 6 + math.factorial(4)
+
+
+def test_a_healthy_run_sorts_exactly_the_closed_form():
+    report = modelcheck.run(ReferenceBackend(), **SMALL, checks=[P.ENGINE_ORDER])
+    row = {r.check: r for r in report.results}[P.ENGINE_ORDER.name]
+    assert row.outcome is Outcome.HOLDS and row.details.get("input orders beside the closed form") is None
+
+
+def test_orders_left_unsorted_fail_the_row(monkeypatch):
+    short = SimpleNamespace(permutations=lambda xs: list(itertools.permutations(xs))[:-1], islice=itertools.islice)
+    monkeypatch.setattr(order_checks, "itertools", short)
+    report = modelcheck.run(ReferenceBackend(), **SMALL, checks=[P.ENGINE_ORDER])
+    row = {r.check: r for r in report.results}[P.ENGINE_ORDER.name]
+    assert row.outcome is Outcome.FAILS
+    assert "of" in row.details["input orders beside the closed form"]
