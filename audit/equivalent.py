@@ -434,25 +434,12 @@ GAPS: dict[str, str] = {
     "modelcheck/gossip_verdict.py:99:operator_augmented_assignment:40999a2d":
         "queuing a batch's fair-exchange renders discards the pair renders queued before: those records keep no "
         "digest and their comparisons are not made, unnoticed",
-    "modelcheck/instruments.py:72:operator_augmented_assignment:d4373ec7":
-        "the coverage cells keep only the canaries': the real universes' counts are never compared with their "
-        "closed forms, and nothing requires a cell per universe and N",
     "modelcheck/instruments.py:89:operator_number:9e548079":
         "a C3 family absent from the arrival canary's tallies counts as having caught it: a family whose canary "
         "never ran would pass (a second fault needed to show)",
     "modelcheck/instruments.py:149:operator_swap_op:286fa902":
         "the arrival-order row holds when the canary is seen even if real schedules were fed otherwise: needs a "
         "product bug (a stale union prefix) to show, which the audit does not plant together with this mutant",
-    "modelcheck/order_checks.py:159:operator_swap_op:68d85b60":
-        "the engine-order check stops two arities short: the row has no closed-form count of the input orders it "
-        "should have sorted",
-    "modelcheck/shards.py:164:operator_swap_op:d365a99d":
-        "the BagMerge shards at N = 2 are not planned: no count compares the bag checks' orders with a closed form",
-    "modelcheck/shards.py:175:operator_remove_unary_ops:fb75c825":
-        "no canary is planned when the C3 families run, and the judge reports no canary row rather than a blind one",
-    "modelcheck/shards.py:362:operator_swap_op:ee5e5694":
-        "a cross-shard split lowers the row's violation count: alone it still fails the row, but it cancels a real "
-        "violation found in the same tally",
     "modelcheck/unions.py:47:operator_number:b3868d52":
         "original fragments labelled as their first copy: the arrival-order comparison can no longer tell an "
         "original from its first re-delivered copy",

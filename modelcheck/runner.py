@@ -232,8 +232,10 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
         for check in P.EXHAUSTIVE:
             if check in merged.tallies:
                 report.results.append(_tally_result(merged.tallies[check], trace_dir, report.notes))
+        # the families that ran, not those a canary was planned for: a run whose C3 families ran
+        # without canary shards is judged blind rather than left without instrument rows
         instruments = judge(merged, picked, max_arity, redeliveries,
-                            [c for c in P.C3_FAMILIES if c in chosen] if canary_plan else [])
+                            [c for c in P.C3_FAMILIES if c in chosen] if shard_plan else [])
         report.results += instruments.results
         report.tables += instruments.tables
         report.notes += instruments.notes

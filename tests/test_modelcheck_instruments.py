@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import modelcheck
-from modelcheck import canary, coverage, unions
+from modelcheck import canary, coverage, runner, unions
 from modelcheck import properties as P
 from modelcheck import schedules as en
 from modelcheck.instruments import judge
@@ -132,3 +132,42 @@ def test_an_instrument_alone_runs_the_search_it_watches():
 def test_a_run_without_c3_has_no_instrument_rows():
     found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1, checks=[P.PAIRS]))
     assert not set(found) & {c.name for c in P.INSTRUMENTS}
+
+
+def test_a_count_the_shards_reported_without_a_cell_fails_the_coverage_row():
+    """The cells come from the run's universes, the coverage from the shards: a table that leaves
+    the real universes out (canary cells only) is seen."""
+    results, _ = _results()
+    judged = judge(merge(results, ["ties"]), [], 3, 1, list(P.C3_FAMILIES))
+    by_name = {r.check: r for r in judged.results}
+    assert by_name[P.COVERAGE_COUNTS.name].outcome is Outcome.FAILS
+    assert "not held to their closed form" in by_name[P.COVERAGE_COUNTS.name].figure and "ties N=1" in by_name[P.COVERAGE_COUNTS.name].figure
+
+
+@pytest.mark.parametrize("found", [0, -1])
+def test_a_split_set_recorded_but_not_counted_as_a_violation_is_blind(found):
+    """A cross-shard split that does not raise the tally's violation count could cancel a real
+    violation: the shard-salted canary must be counted, not only recorded."""
+    results, _ = _results()
+    merged = merge(results, ["ties"])
+    merged.canaries[canary.SHARDS][P.MERGE_TREES].found = found
+    by_name = {r.check: r for r in judge(merged, select(["ties"]), 3, 1, list(P.C3_FAMILIES)).results}
+    assert by_name[P.CANARY_SHARDS.name].outcome is Outcome.FAILS
+    assert "BLIND" in by_name[P.CANARY_SHARDS.name].figure and P.MERGE_TREES.name in by_name[P.CANARY_SHARDS.name].figure
+
+
+def test_a_run_of_the_c3_families_without_canary_shards_is_judged_blind(monkeypatch):
+    monkeypatch.setattr(runner, "plan_canaries", lambda settings, start: [])
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))
+    assert found[P.CANARY_ARRIVAL.name].outcome is Outcome.FAILS and "BLIND" in found[P.CANARY_ARRIVAL.name].figure
+    assert found[P.COVERAGE_COUNTS.name].outcome is Outcome.FAILS
+
+
+def test_bagmerge_orders_short_of_their_closed_form_fail_the_coverage_row():
+    """A bag shard never planned (N = 2 here) leaves the BagMerge orders short of the sum of n!."""
+    results, _ = _results()
+    kept = [r for r in results if not (r.shard.kind == "bag" and r.shard.n == 2)]
+    assert len(kept) == len(results) - 1
+    by_name = {r.check: r for r in judge(merge(kept, ["ties"]), select(["ties"]), 3, 1, list(P.C3_FAMILIES)).results}
+    assert by_name[P.COVERAGE_COUNTS.name].outcome is Outcome.FAILS
+    assert "BagMerge orders: 6 checked, closed form 8" in by_name[P.COVERAGE_COUNTS.name].figure
