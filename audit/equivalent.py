@@ -366,7 +366,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/order_checks.py:53:operator_if_exp:d43e3607":
         "a head swap that changes nothing returned as its own twin: _with_twin finds it among the universe's "
         "descriptions (the fragment itself, or an equal copy with the same id) and the sets checked are the same",
-    "modelcheck/order_checks.py:169:operator_swap_op:c1c7436a": "the engine-order row's seconds: " + _DISPLAY,
+    "modelcheck/order_checks.py:185:operator_swap_op:02451960": "the engine-order row's seconds: " + _DISPLAY,
     "modelcheck/shards.py:45:operator_number:5573b670":
         "LAW_RENDERS, an estimate of a shard's weight: it orders the shards (largest first), not what they check",
     "modelcheck/shards.py:258:operator_swap_op:2650b739":
