@@ -171,3 +171,8 @@ def test_bagmerge_orders_short_of_their_closed_form_fail_the_coverage_row():
     by_name = {r.check: r for r in judge(merge(kept, ["ties"]), select(["ties"]), 3, 1, list(P.C3_FAMILIES)).results}
     assert by_name[P.COVERAGE_COUNTS.name].outcome is Outcome.FAILS
     assert "BagMerge orders: 6 checked, closed form 8" in by_name[P.COVERAGE_COUNTS.name].figure
+
+
+def test_a_run_without_the_bag_checks_holds_no_bagmerge_count():
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1, checks=[P.PERMUTATIONS]))
+    assert found[P.COVERAGE_COUNTS.name].outcome is Outcome.HOLDS, found[P.COVERAGE_COUNTS.name].figure
