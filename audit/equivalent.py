@@ -339,7 +339,7 @@ EQUIVALENT: dict[str, str] = {
         "GossipResult.depth's start value: depth is max(depth, d + 1) over the moves explored, so any exploration "
         "with a move reports the same depth, and only the gossip table and JSON print it",
     "modelcheck/gossip_model.py:196:operator_number:52749f52": _TRACE_ONLY,
-    "modelcheck/order_checks.py:128:operator_number:69a7cf15": _DIGEST_FIGURE,
+    "modelcheck/order_checks.py:136:operator_number:69a7cf15": _DIGEST_FIGURE,
     "modelcheck/shards.py:309:operator_swap_op:44cde09d":
         "which shard details reach the merged tally's JSON (a C4 witness, the digests-per-set figure, recomputed "
         "across shards anyway): Check.tally decides from checked and found, never from details",
@@ -360,10 +360,10 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_search.py:167:operator_swap_op:ded8a114":
         "the gossip explorer's check batch (128 or 129 nodes): every reached node is still checked, the remainder "
         "by the final check_pending, with the counts recorded when it was reached",
-    "modelcheck/instruments.py:156:operator_remove_unary_ops:bfb617f2":
+    "modelcheck/instruments.py:182:operator_remove_unary_ops:bfb617f2":
         "which figure the arrival-order coverage row prints: its outcome is holds_if(ok), whatever the figure",
-    "modelcheck/order_checks.py:32:operator_number:64eb8912": _BATCH_ONLY,
-    "modelcheck/order_checks.py:53:operator_if_exp:d43e3607":
+    "modelcheck/order_checks.py:33:operator_number:64eb8912": _BATCH_ONLY,
+    "modelcheck/order_checks.py:54:operator_if_exp:d43e3607":
         "a head swap that changes nothing returned as its own twin: _with_twin finds it among the universe's "
         "descriptions (the fragment itself, or an equal copy with the same id) and the sets checked are the same",
     "modelcheck/order_checks.py:185:operator_swap_op:02451960": "the engine-order row's seconds: " + _DISPLAY,
@@ -434,10 +434,10 @@ GAPS: dict[str, str] = {
     "modelcheck/gossip_verdict.py:99:operator_augmented_assignment:40999a2d":
         "queuing a batch's fair-exchange renders discards the pair renders queued before: those records keep no "
         "digest and their comparisons are not made, unnoticed",
-    "modelcheck/instruments.py:89:operator_number:9e548079":
+    "modelcheck/instruments.py:110:operator_number:9e548079":
         "a C3 family absent from the arrival canary's tallies counts as having caught it: a family whose canary "
         "never ran would pass (a second fault needed to show)",
-    "modelcheck/instruments.py:149:operator_swap_op:286fa902":
+    "modelcheck/instruments.py:175:operator_swap_op:286fa902":
         "the arrival-order row holds when the canary is seen even if real schedules were fed otherwise: needs a "
         "product bug (a stale union prefix) to show, which the audit does not plant together with this mutant",
     "modelcheck/instruments.py:100:operator_number:043f4324":
