@@ -10,45 +10,22 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
-from modelcheck.backend import Backend, FragmentDesc, Geometry
+from modelcheck.backend import Backend
+from modelcheck.canary import _Forward
 from spec import FragmentSet, canonical_order, total_order_bits
 
 
-class _Wrapper:
-    """Forwards the fragment-level primitives to the real backend."""
+class _Wrapper(_Forward):
+    """Forwards the fragment-level primitives to the real backend (the canary's forwarder), and
+    orders by the spec's canonical order so a subclass can break exactly one piece."""
 
     mutant = ""
-
-    def __init__(self, inner: Backend) -> None:
-        self.inner = inner
-        self.name = inner.name
-
-    def build(self, geometry: Geometry, desc: FragmentDesc) -> Any:
-        return self.inner.build(geometry, desc)
-
-    def copy(self, fragment: Any) -> Any:
-        return self.inner.copy(fragment)
-
-    def content_id(self, fragment: Any) -> bytes:
-        return self.inner.content_id(fragment)
-
-    def order_value(self, fragment: Any) -> float:
-        return self.inner.order_value(fragment)
-
-    def order_key(self, fragment: Any) -> bytes:
-        return self.inner.order_key(fragment)
-
-    def bag_digest(self, fragments: Sequence[Any], base: int = 0) -> str:
-        return self.inner.bag_digest(fragments, base)
 
     def order_of(self, fragments: Sequence[Any]) -> list[bytes]:
         return [self.inner.content_id(f) for f in self._order_list(list(fragments))]
 
     def _order_list(self, fragments: list[Any]) -> list[Any]:
         return self._canonical(fragments)
-
-    def render_as_fragment(self, fragments: Sequence[Any]) -> Any:
-        return self.inner.render_as_fragment(fragments)
 
     def _canonical(self, fragments: Sequence[Any]) -> list[Any]:
         return canonical_order(list(fragments), self.inner.order_key)
