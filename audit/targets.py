@@ -111,7 +111,7 @@ INSTRUMENT_TARGETS: tuple[Target, ...] = (
     Target("modelcheck/gossip_search.py", parts=("check",)),
     Target("modelcheck/gossip_symmetry.py", parts=("check",)),
     Target("modelcheck/gossip_verdict.py", parts=("check",)),
-    Target("modelcheck/gossip_controls.py", parts=("check",)),
+    Target("modelcheck/gossip_controls.py", {"moves_differences": REPORTING}, ("check",)),
     Target("modelcheck/gossip_reference.py", parts=("check",)),
     Target("oracle/compare.py", {"Mismatch.__str__": REPORTING, "_show": REPORTING}, _CHECKING),
     Target("realstate/processes/soak/judge.py", parts=("soak",)),

@@ -143,6 +143,10 @@ def test_a_comparison_without_a_digest_is_counted_never_passed():
     assert verdict.unrendered == 1
     assert verdict.first_violation([(n, verdict.facts(n))], "union", fair_exchange=True) is None
     assert verdict.unrendered == 2 + model.config.replicas
+    half = verdict.facts(n)  # one side of the pair rendered, the other not: still not compared
+    half[0][1] = "rendered"
+    assert verdict.first_violation([(n, half)], "union", fair_exchange=False) is None
+    assert verdict.unrendered == 3 + model.config.replicas
 
 
 # --- planted in the source of a scratch copy, caught by the product's command ----------------------
