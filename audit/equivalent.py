@@ -351,13 +351,13 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_model.py:176:operator_swap_op:0ff9abf5": _TRACE_ONLY,
     "modelcheck/gossip_model.py:197:operator_number:dd2bd5cb": _TRACE_ONLY,
     "modelcheck/gossip_model.py:198:operator_number:05add4c3": _TRACE_ONLY,
-    "modelcheck/gossip_search.py:120:operator_swap_op:44b332b9":
+    "modelcheck/gossip_search.py:121:operator_swap_op:44b332b9":
         "the fair-exchange count of a run that found a fair-exchange violation: the row already fails; the count "
         "is only printed",
-    "modelcheck/gossip_search.py:127:operator_number:3287fdfc":
+    "modelcheck/gossip_search.py:128:operator_number:3287fdfc":
         "the transition count recorded with the root node, reported only for a violation at the root: a figure",
-    "modelcheck/gossip_search.py:134:operator_swap_op:194c5b8f": "how often the explorer reports progress: " + _DISPLAY,
-    "modelcheck/gossip_search.py:167:operator_swap_op:ded8a114":
+    "modelcheck/gossip_search.py:135:operator_swap_op:194c5b8f": "how often the explorer reports progress: " + _DISPLAY,
+    "modelcheck/gossip_search.py:168:operator_swap_op:ded8a114":
         "the gossip explorer's check batch (128 or 129 nodes): every reached node is still checked, the remainder "
         "by the final check_pending, with the counts recorded when it was reached",
     "modelcheck/instruments.py:182:operator_remove_unary_ops:bfb617f2":
@@ -423,17 +423,9 @@ _HOSTILE_LAYOUT = ("a directory store's guard against a hostile layout (symlinks
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
     # the instruments (canonmerge audit --targets instruments): weaknesses of the checkers themselves
-    "modelcheck/gossip_model.py:136:operator_swap_op:29213fc7":
-        "publishing no longer records the fragment: publishes repeat and the symmetry key treats every fragment "
-        "as unpublished; the replica states explored look the same, but no count shows it",
-    "modelcheck/gossip_model.py:161:operator_keywords:b804bf1b":
-        "the explorer never publishes (only the fair-exchange flush does): it explores the initial state alone, "
-        "and no row compares the explored states with a count",
-    "modelcheck/gossip_model.py:168:operator_augmented_assignment:28c9ead2":
-        "a state with a dropped message gets only resend moves: fewer states explored, and no count notices",
-    "modelcheck/gossip_verdict.py:99:operator_augmented_assignment:40999a2d":
-        "queuing a batch's fair-exchange renders discards the pair renders queued before: those records keep no "
-        "digest and their comparisons are not made, unnoticed",
+    "modelcheck/gossip_verdict.py:114:operator_swap_op:5b32db65":
+        "a same-set comparison with one side's digest missing counted only when both are: the correct verdict "
+        "fills every digest, so a second fault is needed to show; tests/test_gossip_reference.py pins it",
     "modelcheck/instruments.py:110:operator_number:9e548079":
         "a C3 family absent from the arrival canary's tallies counts as having caught it: a family whose canary "
         "never ran would pass (a second fault needed to show)",

@@ -2,9 +2,12 @@
 controls that prove, in the same run, that it could see (``gossip_controls``).
 
 Every exploration runs its canary (an order-by-arrival render the explorer must report, through
-the same search) and, with a reduction on (symmetry, drop folding), the reductions' cross-check
-against the plain search on a small configuration; every merge the reduction makes during the search is
-proved to be a replica relabelling.  A control that fails names its instrument in
+the same search), its moves check (the search's state and transition counts on small
+configurations against an enumeration of the model written apart from it), counts every
+comparison due that it could not make (a state without its render digest), and, with a reduction
+on (symmetry, drop folding), the reductions' cross-check against the plain search on a small
+configuration; every merge the reduction makes during the search is proved to be a replica
+relabelling.  A control that fails names its instrument in
 ``GossipResult.blind``, and the run's verdict is then unknown, never a pass."""
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import time
 
 from modelcheck.backend import Backend, Universe
-from modelcheck.gossip_controls import canary, cross_check
+from modelcheck.gossip_controls import canary, cross_check, moves_check, moves_differences
 from modelcheck.gossip_model import GossipConfig
 from modelcheck.gossip_search import CHECK_BATCH, GossipResult, search
 from spec import Progress, no_progress
@@ -33,6 +36,16 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
     if not seen["seen"]:
         result.blind.append("gossip verdict: its canary (an order-by-arrival render) was not reported "
                             + (seen.get("why") or "as the shallowest violation of each check"))
+    if result.unrendered_comparisons:
+        result.blind.append(f"gossip verdict: {result.unrendered_comparisons:,} comparison(s) due with a state "
+                            "that has no render digest (not made)")
+    moves_started = time.perf_counter()
+    moves = moves_check(universe, fair_exchange)
+    moves["seconds"] = round(time.perf_counter() - moves_started, 3)
+    result.details["moves_check"] = moves
+    if not moves["agree"]:
+        result.blind.append("gossip moves: the search's counts differ from the independent enumeration of the "
+                            f"model ({moves_differences(moves)})")
     if config.symmetry and result.unproved_merges:
         result.blind.append(f"gossip symmetry reduction: {result.unproved_merges:,} merge(s) of states "
                             "that are not replica relabellings of each other")
@@ -48,6 +61,7 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
     result.details["folded_moves"] = result.folded_moves if config.fold_drops else None
     result.details["unfolded_states"] = result.unfolded_states if config.fold_drops else None
     result.details["unfolded_states_exact"] = not config.symmetry if config.fold_drops else None
+    result.details["unrendered_comparisons"] = result.unrendered_comparisons
     result.details["proved_merges"] = result.merges - result.unproved_merges if config.symmetry else None
     result.details["controls_seconds"] = round(time.perf_counter() - started, 3)
     return result

@@ -12,7 +12,13 @@
   force over every relabelling of the replicas that keeps the unpublished fragments' homes —
   apart from the reduction's own key; with drop folding (``gossip_model``), the folded states
   must be exactly the plain states with their dropped messages back in flight, and the plain
-  count the sum of their splits."""
+  count the sum of their splits.
+- **Moves check**: on two small configurations (3 replicas × 2 fragments, in-flight ≤ 1; 2 × 2,
+  in-flight ≤ 2, both fragments published at replica 1), plain and with drop folding, the search
+  runs on ``FragmentIndices`` (states are the sets they hold, so marks are one to one with sets)
+  and its counts must equal ``gossip_reference``'s, an enumeration of the abstract model written
+  apart from ``gossip_model``: states, transitions, depth, and with folding the drop moves not
+  taken and the unfolded state count (which must also be the plain enumeration's state count)."""
 
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any
 
 from modelcheck.backend import Backend, FragmentDesc, Geometry, Universe
+from modelcheck import gossip_reference
 from modelcheck.gossip_model import GossipConfig, folded, splits
 from modelcheck.gossip_search import GossipResult, search
 from modelcheck.trace_replay import replay
@@ -30,6 +37,9 @@ from spec import FragmentSet
 CANARY = GossipConfig(replicas=2, fragments=2, in_flight=2)
 CANARY_EXPECTED = {"same-set": 6, "fair-exchange": 0}   # kind -> depth of the shallowest violation
 CROSS_CHECK = GossipConfig(replicas=3, fragments=2, in_flight=1, max_states=100_000)
+# a dropped message is reachable in both; the second has two messages at once and homes set
+MOVES_CHECK = (CROSS_CHECK, GossipConfig(replicas=2, fragments=2, in_flight=2, homes=(1, 1), max_states=100_000))
+MOVES_FIELDS = ("states", "transitions", "depth", "folded_moves", "unfolded_states")
 
 
 class ArrivalOrder:
@@ -149,3 +159,84 @@ def orbit_count(keys: Sequence[Hashable], config: GossipConfig) -> int:
                            tuple(sorted(((pi[s], pi[d], m), c) for (s, d, m), c in dropped))))
         least.add(min(images))
     return len(least)
+
+
+class FragmentIndices:
+    """A backend whose state is the frozenset of the universe positions of the fragments it holds:
+    one to one with the set by construction.  The moves check runs on it rather than on the run's
+    backend, so that a backend which is not a CvRDT (marks finer than sets) is reported by the
+    checks that look for it, not mistaken for a fault of the explorer's moves."""
+
+    name = "fragment-indices"
+
+    def __init__(self, universe: Universe) -> None:
+        self.fragments = universe.fragments
+
+    def build(self, geometry: Geometry, desc: FragmentDesc) -> int:
+        return next(i for i, d in enumerate(self.fragments) if d is desc)
+
+    def singleton(self, fragment: int) -> frozenset[int]:
+        return frozenset({fragment})
+
+    def merge(self, a: frozenset[int], b: frozenset[int]) -> frozenset[int]:
+        return a | b
+
+    def abstract(self, state: frozenset[int]) -> FragmentSet[bytes]:
+        return FragmentSet.of_ids(i.to_bytes(32, "big") for i in state)
+
+    def state_key(self, state: frozenset[int]) -> Hashable:
+        return state
+
+    def render_digest(self, state: frozenset[int], base: int = 0) -> str:
+        return f"{base}:{sorted(state)}"
+
+
+def moves_check(universe: Universe, fair_exchange: bool) -> dict[str, Any]:
+    """The plain and folded searches on ``FragmentIndices``, their counts against
+    ``gossip_reference``'s on each ``MOVES_CHECK`` configuration; ``agree`` when every one matches,
+    no search stopped at a violation or a bound, and every comparison it made had its renders."""
+    out: dict[str, Any] = {"configurations": [], "agree": True}
+    need = max(c.fragments for c in MOVES_CHECK)
+    if len(universe.fragments) < need:
+        return {"agree": False, "why": f"universe {universe.name!r} has fewer than {need} fragments"}
+    backend = FragmentIndices(universe)
+    for config in MOVES_CHECK:
+        plain_states = None
+        for fold in (False, True):
+            c = dataclasses.replace(config, fold_drops=fold)
+            r = search(backend, universe, c, fair_exchange=fair_exchange)
+            ref = gossip_reference.count(c.replicas, c.fragments, c.in_flight, c.homes, fold_drops=fold)
+            got = {"states": r.states, "transitions": r.transitions, "depth": r.depth,
+                   "folded_moves": r.folded_moves, "unfolded_states": r.unfolded_states}
+            want = dataclasses.asdict(ref)
+            # the reference's own relation: its folded states stand for exactly its plain ones
+            consistent = ref.unfolded_states == plain_states if fold else True
+            plain_states = ref.states
+            entry = {"replicas": c.replicas, "fragments": c.fragments, "in_flight": c.in_flight,
+                     "homes": list(c.homes) if c.homes else None, "fold_drops": fold, "search": got,
+                     "reference": want, "violation": r.kind or None, "exhaustive": r.exhaustive,
+                     "unrendered_comparisons": r.unrendered_comparisons, "reference_consistent": consistent}
+            entry["agree"] = (got == want and consistent and r.violation is None and r.exhaustive
+                              and not r.unrendered_comparisons)
+            out["configurations"].append(entry)
+            out["agree"] = out["agree"] and entry["agree"]
+    return out
+
+
+def moves_differences(checked: dict[str, Any]) -> str:
+    """The first configuration the moves check disagreed on, in one line."""
+    if "why" in checked:
+        return checked["why"]
+    bad = next(e for e in checked["configurations"] if not e["agree"])
+    fields = ", ".join(f"{k} {bad['search'][k]:,} vs {bad['reference'][k]:,}" for k in MOVES_FIELDS
+                       if bad["search"][k] != bad["reference"][k])
+    other = [f"stopped at a {bad['violation']} violation"] if bad["violation"] else []
+    other += [] if bad["exhaustive"] else ["hit its bound"]
+    other += ([f"{bad['unrendered_comparisons']:,} comparison(s) without renders"]
+              if bad["unrendered_comparisons"] else [])
+    other += ([] if bad["reference_consistent"] else
+              [f"the reference's folded states stand for {bad['reference']['unfolded_states']:,} states, "
+               "not its plain count"])
+    where = (f"{bad['replicas']} replicas × {bad['fragments']} fragments, in-flight ≤ {bad['in_flight']}"
+             + (", drops folded" if bad["fold_drops"] else ""))
+    return f"{where}: " + "; ".join(([f"search vs reference: {fields}"] if fields else []) + other)

@@ -61,6 +61,7 @@ class GossipResult:
     unfolded_states: int = 0
     unproved_merges: int = 0                    # of those, merged by the key but not relabellings
     unproved_example: list[Any] | None = None   # the first: the moves to the node, and to its representative
+    unrendered_comparisons: int = 0             # comparisons the verdict could not make (``Verdict.unrendered``)
     reached: list[Hashable] | None = None       # every visited-set key (``keep_keys``)
     blind: list[str] = field(default_factory=list)  # instruments whose controls failed (gossip_controls)
     details: dict[str, Any] = field(default_factory=dict)
@@ -173,6 +174,7 @@ def _search(backend: Backend, universe: Universe, config: GossipConfig, backend_
     if keep_keys:
         result.reached = list(parent)
     result.renders = verdict.render_calls
+    result.unrendered_comparisons = verdict.unrendered
     result.seconds = time.perf_counter() - started
     progress(f"gossip {universe.name}: states", result.states, result.states)
     return result

@@ -31,6 +31,9 @@ class Verdict:
         self._renders: dict[int, tuple[Any, str]] = {}   # id(state) -> (state kept alive, digest)
         self._set_numbers: dict[Any, int] = {}            # abstract set -> a small number
         self.render_calls = 0
+        # comparisons due but not made: a state without its render digest (never a pass; the
+        # explorer reports itself blind when this is not zero)
+        self.unrendered = 0
 
     def set_number(self, state: Any) -> int:
         """A small number per distinct abstract set (``backend.abstract``)."""
@@ -80,7 +83,9 @@ class Verdict:
 
         Every state these compare is rendered by its own call: a replica's state once per object
         (its facts record), each exchanged state afresh; all of the batch's renders go to the
-        backend together, so they may share the fixed cost of its torch calls, never bytes."""
+        backend together, so they may share the fixed cost of its torch calls, never bytes.  A
+        comparison due whose state has no digest (its render never filled in) is not made and
+        is counted in ``unrendered``: it must not pass as equal renders."""
         jobs: list[tuple[Any, list[Any] | None]] = []  # (state, the record its digest fills)
         queued: set[int] = set()                          # ids of the records already in jobs
         plans = []
@@ -106,9 +111,14 @@ class Verdict:
                 record[1] = digest
         for index, (pairs, first, exchanged) in enumerate(plans):
             for (i, _, a), (j, _, b) in pairs:
-                if a[1] != b[1]:
+                if a[1] is None or b[1] is None:
+                    self.unrendered += 1  # no digest to compare: counted, not passed
+                elif a[1] != b[1]:
                     return index, "same-set", (i, j)
-            if fair_exchange and (exchanged is None
-                                  or any(d != union for d in digests[first:first + len(exchanged)])):
+            if not fair_exchange:
+                continue
+            rendered = [] if exchanged is None else digests[first:first + len(exchanged)]
+            self.unrendered += 0 if exchanged is None else len(exchanged) - len(rendered)
+            if exchanged is None or any(d != union for d in rendered):
                 return index, "fair-exchange", None
         return None

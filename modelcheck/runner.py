@@ -135,6 +135,13 @@ def _controls_note(g: GossipResult) -> str:
         text += (f"; drop folding: {g.folded_moves:,} drop moves not taken, {stand} "
                  + ("at most " if g.config.symmetry else "") + f"{g.unfolded_states:,} "
                  + ("orbits" if g.config.symmetry else "states"))
+    moves = g.details.get("moves_check")
+    if moves is not None and moves.get("configurations"):
+        text += ("; moves check: search = independent enumeration on "
+                 + ", ".join(f"{e['replicas']} x {e['fragments']} <= {e['in_flight']}"
+                             + (" folded" if e["fold_drops"] else "")
+                             + f" ({e['search']['states']:,} states, {e['search']['transitions']:,} transitions)"
+                             for e in moves["configurations"]))
     sym = g.details.get("reduction_check")
     if sym is not None:
         text += (f"; cross-check ({sym['replicas']} x {sym['fragments']}, in-flight <= {sym['in_flight']}): "
