@@ -73,18 +73,21 @@ class Seen:
     sampled: int = 0                 # rebuilt from nothing and compared
     mismatched: int = 0              # fed in another arrival order (or another state) than reported
     off_schedule: int = 0            # rebuilt from nothing into other items than the schedule's firsts
-    probes: int = 0                  # the comparisons' own controls (canary shards)
-    probes_seen: int = 0             # of them, reported different by the state comparison
-    probes_off_schedule: int = 0     # of them, reported different by the schedule comparison
     first_mismatch: str = ""
     first_off_schedule: str = ""
+    # the comparisons' own controls (canary shards): recorded by the same code as the samples, each
+    # a state compared with another schedule's build, so each must count as mismatched and off schedule
+    control: Seen | None = None
 
     def add(self, other: Seen) -> None:
-        for name in ("count", "distinct", "invalid", "repeated", "sampled", "mismatched", "off_schedule",
-                     "probes", "probes_seen", "probes_off_schedule"):
+        for name in ("count", "distinct", "invalid", "repeated", "sampled", "mismatched", "off_schedule"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.first_mismatch = self.first_mismatch or other.first_mismatch
         self.first_off_schedule = self.first_off_schedule or other.first_off_schedule
+        if other.control is not None:
+            if self.control is None:
+                self.control = Seen()
+            self.control.add(other.control)
 
 
 def leaves_in_order(expr: Expr) -> list[Leaf]:
@@ -185,7 +188,7 @@ class ScheduleWatcher:
     def watch(self, family: str, n: int, prefix: Sequence[int], to_expr: Callable[[Any], Expr],
               pairs: Iterator[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
         """``pairs`` unchanged, each one counted and a sample rebuilt and compared on the way."""
-        seen = self.seen.setdefault(family, Seen())
+        seen = self.seen.setdefault(family, Seen(control=Seen() if self.probe else None))
         keys: set[Hashable] = set()
         of, add = Signatures(n, prefix, None if family == "re-deliveries" else 0).of, keys.add
         chance = random.Random(f"{self.salt}/{family}/{n}/{list(prefix)}")
@@ -234,7 +237,16 @@ class ScheduleWatcher:
         return cid
 
     def _compare(self, seen: Seen, expr: Expr, state: Any, previous: tuple[Expr, Any] | None) -> None:
+        """A sampled schedule, and on a canary shard the control made of it: the previous
+        schedule's state and firsts, which arrived in another order, against this build."""
         fresh = arrival(self.backend, self.leaves, from_scratch(self.backend, self.leaves, expr))
+        self._record(seen, expr, state, fresh)
+        if seen.control is not None and previous is not None and self.scheduled(previous[0]) != self.scheduled(expr):
+            self._record(seen.control, previous[0], previous[1], fresh)
+
+    def _record(self, seen: Seen, expr: Expr, state: Any, fresh: tuple[Any, ...]) -> None:
+        """Compares ``state`` (what the render of ``expr`` was given) with ``fresh`` (a
+        from-scratch build, arrival-labelled), and ``fresh`` with ``expr``'s first deliveries."""
         seen.sampled += 1
         if arrival(self.backend, self.leaves, state) != fresh:
             seen.mismatched += 1
@@ -245,17 +257,9 @@ class ScheduleWatcher:
             seen.first_off_schedule = seen.first_off_schedule or (
                 f"{_render(expr)} built as [{_labels(fresh[0])}], its schedule's firsts [{_labels(scheduled)}]"
                 + (" (?: an item that is not one of the schedule's fragment objects)" if None in fresh[0] else ""))
-        if self.probe and previous is not None and _first_arrivals(previous[0]) != _first_arrivals(expr):
-            seen.probes += 1
-            seen.probes_seen += arrival(self.backend, self.leaves, previous[1]) != fresh
-            seen.probes_off_schedule += self.scheduled(previous[0]) != fresh[0]
 
     def report(self) -> dict[str, Seen]:
         return self.seen
-
-
-def _first_arrivals(expr: Expr) -> list[int]:
-    return list(dict.fromkeys(leaf.index for leaf in leaves_in_order(expr)))
 
 
 def _labels(order: Sequence[tuple[int, int] | None]) -> str:

@@ -121,19 +121,17 @@ def _bag_counts(merged: Merged, universes: Sequence[Universe], max_arity: int,
     cannot find a count short is reported BLIND."""
     real = [n for u in universes for n in _bag_arities(min(max_arity, len(u.fragments)))] if bag_orders else []
     canary = merged.canaries.get(canaries.BAG, Tallies())
+    short_of = _bag_short(canary, _bag_arities(canaries.ARITY))
     judged = [  # (what the comparison says, whether it must find the count short, what is wrong otherwise)
         (_bag_short(canary, [canaries.ARITY]), False,
          f"BLIND: the BagMerge canary did not run its N = {canaries.ARITY} shard whole"),
-        (_bag_short(canary, _bag_arities(canaries.ARITY)), True,
-         f"BLIND: the BagMerge canary (N = {canaries.ARITY} alone) was not found short of the closed form "
-         f"of N = 2..{canaries.ARITY}"),
+        (short_of, True, f"BLIND: the BagMerge canary (N = {canaries.ARITY} alone) was not found short of the "
+                         f"closed form of N = 2..{canaries.ARITY}"),
         (_bag_short(merged.tallies, real), False, ""),
     ]
     wrong = [what or said for said, short, what in judged if bool(said) is not short]
-    data = {"watches": canaries.WATCHES[canaries.BAG], "seen": not any(what for _, _, what in judged if what in wrong),
-            "orders": canary.get(P.BAG_ORDER, Tally(P.BAG_ORDER, "permutations")).checked,
-            "short_of": judged[1][0] or None}
-    return wrong, data
+    return wrong, {"watches": canaries.WATCHES[canaries.BAG], "short_of_its_universe": short_of,
+                   "orders": canary.get(P.BAG_ORDER, Tally(P.BAG_ORDER, "permutations")).checked}
 
 
 def _canary_seconds(merged: Merged, name: str) -> float:
@@ -186,32 +184,29 @@ def fed_as_reported(seen: Seen, unsampled: Sequence[str]) -> bool:
     return not seen.mismatched and not seen.off_schedule and not unsampled
 
 
-def _arrival_wrong(seen: Seen, control: Seen, unsampled: Sequence[str]) -> list[str]:
+def _arrival_wrong(seen: Seen, unsampled: Sequence[str]) -> list[str]:
     """What the arrival-order row's judgement finds wrong: the real samples through
     ``fed_as_reported``, and each comparison's controls through it too — those it reported must
     fail it, those it missed (every control must be seen) must pass it like real data."""
-    p = control.probes
+    control = seen.control or Seen()
+    state = f"BLIND: the state comparison saw {control.mismatched} of {control.sampled} controls"
+    schedule = f"BLIND: the schedule comparison saw {control.off_schedule} of {control.sampled} controls"
     judged = [  # (record, its unsampled shards, the verdict it must get, what is wrong otherwise)
         (seen, unsampled, True, ""),
-        (Seen(sampled=p, mismatched=control.probes_seen), [], False,
-         f"BLIND: the state comparison saw {control.probes_seen} of {p} controls"),
-        (Seen(sampled=p, mismatched=p - control.probes_seen), [], True,
-         f"BLIND: the state comparison saw {control.probes_seen} of {p} controls"),
-        (Seen(sampled=p, off_schedule=control.probes_off_schedule), [], False,
-         f"BLIND: the schedule comparison saw {control.probes_off_schedule} of {p} controls"),
-        (Seen(sampled=p, off_schedule=p - control.probes_off_schedule), [], True,
-         f"BLIND: the schedule comparison saw {control.probes_off_schedule} of {p} controls"),
+        (Seen(mismatched=control.mismatched), [], False, state),
+        (Seen(mismatched=control.sampled - control.mismatched), [], True, state),
+        (Seen(off_schedule=control.off_schedule), [], False, schedule),
+        (Seen(off_schedule=control.sampled - control.off_schedule), [], True, schedule),
     ]
     return [what for record, shards, verdict, what in judged if fed_as_reported(record, shards) is not verdict]
 
 
 def _arrival_row(cells: Sequence[Cell], merged: Merged, out: Judged) -> None:
-    seen, control = Seen(), Seen()
+    seen = Seen()
     for c in cells:
         seen.add(c.seen)
-        if c.canary:
-            control.add(c.seen)
-    wrong = _arrival_wrong(seen, control, merged.unsampled)
+    control = seen.control or Seen()
+    wrong = _arrival_wrong(seen, merged.unsampled)
     blind = [w for w in wrong if w]
     if blind:
         figure = "; ".join(dict.fromkeys(blind))
@@ -225,21 +220,21 @@ def _arrival_row(cells: Sequence[Cell], merged: Merged, out: Judged) -> None:
         figure = f"{len(merged.unsampled)} shard(s) with no schedule rebuilt, e.g. {merged.unsampled[0]}"
     else:
         figure = (f"0 / {seen.sampled:,} sampled schedules fed otherwise or built off their schedule (every "
-                  f"shard sampled); the comparisons saw {control.probes_seen} and {control.probes_off_schedule} "
-                  f"of {control.probes} controls")
+                  f"shard sampled); the comparisons saw {control.mismatched} and {control.off_schedule} "
+                  f"of {control.sampled} controls")
     if wrong:
         out.notes.append(f"instrument went blind: shared unions vs. from-scratch build vs. schedule: {figure}")
     out.results.append(P.COVERAGE_ARRIVAL.holds_if(not wrong, figure, sampled=seen.sampled,
                                                    fed_otherwise=seen.mismatched, built_off_schedule=seen.off_schedule,
-                                                   unsampled_shards=merged.unsampled, controls=control.probes,
-                                                   controls_seen=control.probes_seen,
-                                                   controls_seen_by_schedule=control.probes_off_schedule))
+                                                   unsampled_shards=merged.unsampled, controls=control.sampled,
+                                                   controls_seen=control.mismatched,
+                                                   controls_seen_by_schedule=control.off_schedule))
     out.data["coverage"] = {"sampled": seen.sampled, "fed_otherwise": seen.mismatched,
                             "first_fed_otherwise": seen.first_mismatch or None,
                             "built_off_schedule": seen.off_schedule,
-                            "first_built_off_schedule": seen.first_off_schedule or None,
-                            "controls": control.probes, "controls_seen": control.probes_seen,
-                            "controls_seen_by_schedule": control.probes_off_schedule,
+                            "first_built_off_schedule": seen.first_off_schedule,
+                            "controls": control.sampled, "controls_seen": control.mismatched,
+                            "controls_seen_by_schedule": control.off_schedule,
                             "unsampled_shards": merged.unsampled}
 
 

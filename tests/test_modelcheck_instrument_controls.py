@@ -130,16 +130,28 @@ def test_a_weakened_judgement_passes_its_control_and_the_row_is_blind(monkeypatc
     assert any(n.startswith("instrument went blind") for n in report.notes)
 
 
-def test_controls_the_comparison_missed_are_blind():
+@pytest.mark.parametrize("comparison, field", [("state", "mismatched"), ("schedule", "off_schedule")])
+def test_a_control_the_comparison_missed_is_blind(comparison, field):
     merged = _merged()
-    cell = next(seen for (name, *_), seen in merged.coverage.items() if name == canary.ARRIVAL and seen.probes)
-    cell.probes_seen -= 1
+    control = next(seen.control for (name, *_), seen in merged.coverage.items()
+                   if name == canary.ARRIVAL and seen.control and seen.control.sampled)
+    setattr(control, field, getattr(control, field) - 1)
     row = _judged(merged)[P.COVERAGE_ARRIVAL.name]
-    assert row.outcome is Outcome.FAILS and "BLIND: the state comparison saw" in row.figure
-    cell.probes_seen += 1
-    cell.probes_off_schedule -= 1
-    row = _judged(merged)[P.COVERAGE_ARRIVAL.name]
-    assert row.outcome is Outcome.FAILS and "BLIND: the schedule comparison saw" in row.figure
+    assert row.outcome is Outcome.FAILS and f"BLIND: the {comparison} comparison saw" in row.figure
+
+
+def test_the_controls_are_recorded_by_the_samples_own_code(monkeypatch):
+    """A recording that drops what it found fails the real samples' judgement through their
+    controls, with no real fault to record."""
+    real = coverage.ScheduleWatcher._record
+
+    def forgets_off_schedule(self, seen, expr, state, fresh):
+        real(self, seen, expr, state, fresh)
+        seen.off_schedule = 0
+
+    monkeypatch.setattr(coverage.ScheduleWatcher, "_record", forgets_off_schedule)
+    row = rows(modelcheck.run(ReferenceBackend(), **SMALL))[P.COVERAGE_ARRIVAL.name]
+    assert row.outcome is Outcome.FAILS and row.figure.startswith("BLIND: the schedule comparison saw 0 of")
 
 
 # --- a family absent from the arrival canary -----------------------------------------------------
@@ -166,7 +178,7 @@ def test_the_bag_canary_is_short_by_exactly_the_arity_never_planned():
     merged = _merged()
     assert merged.canaries[canary.BAG][P.BAG_ORDER].checked == 6               # 3!, not 2! + 3!
     data = judge(merged, select(["ties"]), 3, 1, list(P.C3_FAMILIES), True).data["canary"][canary.BAG]
-    assert data["seen"] and data["short_of"] == "BagMerge orders: 6 checked, closed form 8"
+    assert data["orders"] == 6 and data["short_of_its_universe"] == "BagMerge orders: 6 checked, closed form 8"
 
 
 def test_a_bagmerge_comparison_forced_to_pass_is_blind(monkeypatch):
@@ -187,7 +199,7 @@ def test_the_bag_canary_runs_in_a_run_without_the_bag_checks_and_keeps_out_of_it
     report = modelcheck.run(ReferenceBackend(), **SMALL, checks=[P.PERMUTATIONS])
     found = rows(report)
     assert found[P.COVERAGE_COUNTS.name].outcome is Outcome.HOLDS, found[P.COVERAGE_COUNTS.name].figure
-    assert P.BAG_ORDER.name not in found and report.data["canary"][canary.BAG]["seen"]
+    assert P.BAG_ORDER.name not in found and report.data["canary"][canary.BAG]["orders"] == 6
 
 
 def test_the_bag_canary_runs_the_backend_under_check_unchanged():
