@@ -330,7 +330,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/canary.py:136:operator_name:7e287a75":
         "the shard canary's salted digest packs the render base unsigned: bases are positions, never negative, "
         "and a non-negative int packs to the same 8 bytes either way (a negative one would raise, never pass)",
-    "modelcheck/coverage.py:130:operator_number:38f44aa8":
+    "modelcheck/coverage.py:133:operator_number:38f44aa8":
         "the size up to which Signatures memoizes its validity test: a cached answer and a recomputed one are the same",
     "modelcheck/gossip_model.py:35:operator_number:00fce7be":
         "MAX_STATES, the largest --max-states accepted: input validation only; verify's explorer runs far below it",
