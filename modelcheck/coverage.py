@@ -18,10 +18,10 @@ the render:
   labelling that names an original as its copy; the second reads the schedule, not the labels.
 
 The counts are then held to closed forms written here, independently of the enumerators'
-(``closed_forms``), by ``modelcheck.instruments``.  On canary shards the watcher also proves that
-both comparisons can see: it compares each sampled schedule's fresh state with the previous
-schedule's state and with the previous schedule's first deliveries, which arrived in another
-order and must be reported different."""
+(``closed_forms``), by ``modelcheck.instruments``.  The watcher also proves that both comparisons
+can see: it compares each sampled schedule's fresh state with the previous schedule's state and
+with the previous schedule's first deliveries, which arrived in another order and must be
+reported different (on canary shards the schedule just before, the nearest one)."""
 
 from __future__ import annotations
 
@@ -75,8 +75,8 @@ class Seen:
     off_schedule: int = 0            # rebuilt from nothing into other items than the schedule's firsts
     first_mismatch: str = ""
     first_off_schedule: str = ""
-    # the comparisons' own controls (canary shards): recorded by the same code as the samples, each
-    # a state compared with another schedule's build, so each must count as mismatched and off schedule
+    # the comparisons' own controls: recorded by the same code as the samples, each a state compared
+    # with another schedule's build, so each must count as mismatched and off schedule
     control: Seen | None = None
 
     def add(self, other: Seen) -> None:
@@ -181,14 +181,14 @@ class ScheduleWatcher:
     backend: Backend
     leaves: Leaves
     salt: str                        # the shard: fixes which schedules are sampled
-    probe: bool = False              # also run the comparisons' own controls (canary shards)
+    probe: bool                      # controls against the schedule just before (canary shards)
     seen: dict[str, Seen] = field(default_factory=dict)
     _ids: dict[int, bytes] = field(default_factory=dict)   # content id of each fragment index
 
     def watch(self, family: str, n: int, prefix: Sequence[int], to_expr: Callable[[Any], Expr],
               pairs: Iterator[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
         """``pairs`` unchanged, each one counted and a sample rebuilt and compared on the way."""
-        seen = self.seen.setdefault(family, Seen(control=Seen() if self.probe else None))
+        seen = self.seen.setdefault(family, Seen(control=Seen()))
         keys: set[Hashable] = set()
         of, add = Signatures(n, prefix, None if family == "re-deliveries" else 0).of, keys.add
         chance = random.Random(f"{self.salt}/{family}/{n}/{list(prefix)}")
@@ -237,8 +237,9 @@ class ScheduleWatcher:
         return cid
 
     def _compare(self, seen: Seen, expr: Expr, state: Any, previous: tuple[Expr, Any] | None) -> None:
-        """A sampled schedule, and on a canary shard the control made of it: the previous
-        schedule's state and firsts, which arrived in another order, against this build."""
+        """A sampled schedule, and the control made of it: the previous schedule's state and
+        firsts (the one just before on a canary shard, else the previous sample), which arrived
+        in another order, against this build."""
         fresh = arrival(self.backend, self.leaves, from_scratch(self.backend, self.leaves, expr))
         self._record(seen, expr, state, fresh)
         if seen.control is not None and previous is not None and self.scheduled(previous[0]) != self.scheduled(expr):

@@ -99,9 +99,10 @@ def _unjudged(merged: Merged, cells: Sequence[Cell]) -> list[str]:
             for (canary, name, n, unit) in merged.coverage if (canary, name, n, unit) not in held]
 
 
-def _bag_arities(top: int) -> range:
-    """The arities a universe's BagMerge orders are checked at: 2 <= N <= its top."""
-    return range(2, top + 1)
+def _bag_arities(tops: Sequence[int], bag_orders: bool) -> list[int]:
+    """The arities whose BagMerge orders a run checks: 2 <= N <= each universe's top, when the
+    bag checks were selected (``bag_orders``), none otherwise."""
+    return [n for top in tops for n in range(2, top + 1)] if bag_orders else []
 
 
 def _bag_short(tallies: Tallies, arities: Sequence[int]) -> str:
@@ -115,18 +116,21 @@ def _bag_short(tallies: Tallies, arities: Sequence[int]) -> str:
 def _bag_counts(merged: Merged, universes: Sequence[Universe], max_arity: int,
                 bag_orders: bool) -> tuple[list[str], dict[str, Any]]:
     """What is wrong with the BagMerge counts.  The real orders are held to the sum of n! over
-    every universe and its arities (none when the bag checks were not selected); the bag canary
-    ran N = ``canary.ARITY`` alone, so the same comparison must find it equal to that arity's
-    closed form and short of the closed form of all its universe's arities: a comparison that
-    cannot find a count short is reported BLIND."""
-    real = [n for u in universes for n in _bag_arities(min(max_arity, len(u.fragments)))] if bag_orders else []
+    every universe and its arities (none when the bag checks were not selected).  The controls go
+    through the same arities and comparison: the bag canary ran N = ``canary.ARITY`` alone, so it
+    must equal that arity's closed form and fall short of its universe's; and a run without the
+    bag checks (no count) must meet its closed form.  A comparison or an expectation that cannot
+    tell these apart is reported BLIND."""
+    real = _bag_arities([min(max_arity, len(u.fragments)) for u in universes], bag_orders)
     canary = merged.canaries.get(canaries.BAG, Tallies())
-    short_of = _bag_short(canary, _bag_arities(canaries.ARITY))
+    short_of = _bag_short(canary, _bag_arities([canaries.ARITY], True))
     judged = [  # (what the comparison says, whether it must find the count short, what is wrong otherwise)
         (_bag_short(canary, [canaries.ARITY]), False,
          f"BLIND: the BagMerge canary did not run its N = {canaries.ARITY} shard whole"),
         (short_of, True, f"BLIND: the BagMerge canary (N = {canaries.ARITY} alone) was not found short of the "
                          f"closed form of N = 2..{canaries.ARITY}"),
+        (_bag_short(Tallies(), _bag_arities([canaries.ARITY], False)), False,
+         "BLIND: a run without the bag checks is held to a BagMerge count"),
         (_bag_short(merged.tallies, real), False, ""),
     ]
     wrong = [what or said for said, short, what in judged if bool(said) is not short]

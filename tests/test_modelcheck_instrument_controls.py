@@ -44,7 +44,7 @@ def _judged(merged, universe: str = "ties", bag_orders: bool = True) -> dict[str
 def _watcher(universe: str = "duplicates") -> coverage.ScheduleWatcher:
     backend, u = ReferenceBackend(), select([universe])[0]
     leaves = unions.Leaves(backend, {i: backend.build(u.geometry, d) for i, d in enumerate(u.fragments)})
-    return coverage.ScheduleWatcher(backend, leaves, "test")
+    return coverage.ScheduleWatcher(backend, leaves, "test", probe=False)
 
 
 def test_the_schedule_says_what_a_set_holds_first_delivery_of_each_content_id():
@@ -186,6 +186,14 @@ def test_a_bagmerge_comparison_forced_to_pass_is_blind(monkeypatch):
     row = rows(modelcheck.run(ReferenceBackend(), **SMALL))[P.COVERAGE_COUNTS.name]
     assert row.outcome is Outcome.FAILS
     assert "BLIND: the BagMerge canary (N = 3 alone) was not found short" in row.figure
+
+
+def test_an_expectation_that_holds_a_run_without_the_bag_checks_to_a_count_is_blind(monkeypatch):
+    """Held to the sum of n! whether or not the bag checks ran: only a run without them would
+    fail (falsely), but the empty record every run judges fails it in every run."""
+    monkeypatch.setattr(instruments, "_bag_arities", lambda tops, bag_orders: [n for t in tops for n in range(2, t + 1)])
+    row = rows(modelcheck.run(ReferenceBackend(), **SMALL))[P.COVERAGE_COUNTS.name]
+    assert row.outcome is Outcome.FAILS and "BLIND: a run without the bag checks is held to a BagMerge count" in row.figure
 
 
 def test_a_run_without_the_bag_canary_is_blind():

@@ -112,7 +112,7 @@ def test_a_schedule_is_counted_once_and_only_when_it_belongs_to_the_shard():
     assert not coverage.Signatures(2, (), None).of((0, 1))[0]                             # no repeat
     backend, u = ReferenceBackend(), select(["ties"])[0]
     leaves = unions.Leaves(backend, {i: backend.build(u.geometry, d) for i, d in enumerate(u.fragments)})
-    watcher = coverage.ScheduleWatcher(backend, leaves, "test")
+    watcher = coverage.ScheduleWatcher(backend, leaves, "test", probe=False)
     pairs = list(unions.comb_states(backend, leaves, 3, 0))
     list(watcher.watch("permutations", 3, (), en.sequence, iter(pairs + pairs[:2])))
     seen = watcher.seen["permutations"]
