@@ -367,6 +367,13 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/order_checks.py:185:operator_swap_op:02451960": "the engine-order row's seconds: " + _DISPLAY,
     "modelcheck/shards.py:45:operator_number:5573b670":
         "LAW_RENDERS, an estimate of a shard's weight: it orders the shards (largest first), not what they check",
+    "modelcheck/shards.py:185:operator_swap_op:a61abc5c":
+        "the bag canary shard's position in the plan (start - k instead of start + k): positions only order the "
+        "merge of shard results, and the bag canary's results go to its own tallies, which nothing else reads",
+    "modelcheck/instruments.py:126:operator_name:a8c5e45d":
+        "the bag canary held to the closed form of no arity (0) instead of N = 2..3 (8): its 6 orders are off "
+        "either, so the same comparison must flag it the same way; the record beside it (the canary equal to "
+        "N = 3's closed form) and the run without the bag checks (held to 0) pin the arities themselves",
     "modelcheck/shards.py:262:operator_swap_op:2650b739":
         "a shard's CPU seconds: printed, and the canaries' share of them is reported in the JSON; no row reads it",
     "modelcheck/shards.py:346:operator_swap_op:26a7df6f":
@@ -432,21 +439,6 @@ GAPS: dict[str, str] = {
     "modelcheck/gossip_verdict.py:99:operator_augmented_assignment:40999a2d":
         "queuing a batch's fair-exchange renders discards the pair renders queued before: those records keep no "
         "digest and their comparisons are not made, unnoticed",
-    "modelcheck/instruments.py:110:operator_number:9e548079":
-        "a C3 family absent from the arrival canary's tallies counts as having caught it: a family whose canary "
-        "never ran would pass (a second fault needed to show)",
-    "modelcheck/instruments.py:175:operator_swap_op:286fa902":
-        "the arrival-order row holds when the canary is seen even if real schedules were fed otherwise: needs a "
-        "product bug (a stale union prefix) to show, which the audit does not plant together with this mutant",
-    "modelcheck/instruments.py:100:operator_number:043f4324":
-        "the BagMerge closed form of a run whose bag checks did not run becomes 1: the default check runs them, so "
-        "only a --checks run without them fails (falsely); tests/test_modelcheck_instruments.py pins that it holds",
-    "modelcheck/instruments.py:101:operator_if_exp:acf8b467":
-        "the BagMerge count's comparison forced to pass: no canary runs a bag shard short, so only a planted "
-        "short plan shows it (tests/test_modelcheck_instruments.py drops the N = 2 bag shard)",
-    "modelcheck/unions.py:47:operator_number:b3868d52":
-        "original fragments labelled as their first copy: the arrival-order comparison can no longer tell an "
-        "original from its first re-delivered copy",
     "realstate/processes/replicate/agreement.py:33:operator_swap_op:07538693": _AGREE_WEAKENED,
     "realstate/processes/replicate/agreement.py:33:operator_swap_op:694fdbc3": _AGREE_WEAKENED,
     "realstate/processes/replicate/agreement.py:33:operator_swap_op:8e3f93aa": _AGREE_WEAKENED,
