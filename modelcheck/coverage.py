@@ -152,7 +152,9 @@ class Signatures:
 def arrival(backend: Backend, leaves: Leaves, state: Any) -> tuple[Any, ...]:
     """What a render is given, as far as order goes: the state's items in arrival order, each as
     the (index, copy) of the fragment object it is (None for an item that is not one), and the
-    state's key.  A state that cannot be iterated shows its key only."""
+    state's key.  A state that cannot be iterated shows its key only.  Either way such a state
+    cannot be held to its schedule's first deliveries, and its builds are counted off schedule:
+    the order comparison cannot see it."""
     labels = leaves.labels()
     try:
         if current_iteration_order() == "arrival":
