@@ -13,6 +13,9 @@ been reported, and fails the run naming the instrument that missed it.
 - ``shards``: the render is correct but salted by the shard it runs in — one digest per shard,
   so no shard sees a violation and only the union of shard verdicts across shards can; the
   schedules of N = 3 are split by their first arrival into three shards.
+- ``bag``: the BagMerge orders of N = 3 alone, on the backend under check — a bag plan one arity
+  short (its N = 2 shard never planned): the comparison that holds the real BagMerge orders to
+  the sum of n! must find this count equal to 3! and short of 2! + 3!.
 
 The canary backends keep no state between calls and build nothing the backend under check does
 not build itself."""
@@ -29,10 +32,12 @@ from spec import FragmentSet
 UNIVERSE = "random"             # distinct fragments whose BagMerge depends on the order
 ARITY = 3
 ARRIVAL, SHARDS = "arrival", "shards"
-NAMES = (ARRIVAL, SHARDS)
+NAMES = (ARRIVAL, SHARDS)                # the C3 canaries: each runs every C3 schedule of its arity
+BAG = "bag"                              # a BagMerge canary: one bag shard, N = ARITY
 PREFIX_LENGTH = {ARRIVAL: 0, SHARDS: 1}
 WATCHES = {ARRIVAL: "every C3 family's comparison of each schedule's render with the index-order fold",
-           SHARDS: "the union of shard verdicts: digests of one set compared across shards and engines"}
+           SHARDS: "the union of shard verdicts: digests of one set compared across shards and engines",
+           BAG: "the BagMerge orders' comparison with their closed form, the sum of n!"}
 
 
 class _Forward:
@@ -141,4 +146,6 @@ def canary_backend(name: str, inner: Backend, shard: str) -> Backend:
         return ArrivalOrderBackend(inner)  # type: ignore[return-value]
     if name == SHARDS:
         return ShardSaltedBackend(inner, shard)  # type: ignore[return-value]
+    if name == BAG:
+        return inner                     # its violation is in the plan (an arity never planned)
     raise ValueError(f"unknown canary {name!r}; known: {', '.join(NAMES)}")

@@ -11,12 +11,17 @@ the render:
 - on a sample of every shard (its first ``ALWAYS_SAMPLED`` schedules per family, then one in
   ``SAMPLE_ONE_IN``, pseudo-random but fixed by the shard) the state is rebuilt from nothing —
   ``backend.merge`` folded over fresh singletons of the schedule's leaves, nothing shared — and
-  the arrival order and state key of the state the render is given are compared with it.
+  the arrival order and state key of the state the render is given are compared with it;
+- the rebuilt state's arrival order is also compared with what the schedule itself says a set
+  holds (``ScheduleWatcher.scheduled``: each content id's first delivery, in delivery order).
+  Both states are labelled through ``Leaves.labels``, so the first comparison cannot see a
+  labelling that names an original as its copy; the second reads the schedule, not the labels.
 
 The counts are then held to closed forms written here, independently of the enumerators'
-(``closed_forms``), by ``modelcheck.instruments``.  On canary shards the watcher also proves that
-its comparison can see: it compares each sampled schedule's fresh state with the previous
-schedule's state, which arrived in another order and must be reported different."""
+(``closed_forms``), by ``modelcheck.instruments``.  The watcher also proves that both comparisons
+can see: it compares each sampled schedule's fresh state with the previous schedule's state and
+with the previous schedule's first deliveries, which arrived in another order and must be
+reported different (on canary shards the schedule just before, the nearest one)."""
 
 from __future__ import annotations
 
@@ -67,15 +72,22 @@ class Seen:
     repeated: int = 0                # counted twice
     sampled: int = 0                 # rebuilt from nothing and compared
     mismatched: int = 0              # fed in another arrival order (or another state) than reported
-    probes: int = 0                  # the comparison's own control (canary shards)
-    probes_seen: int = 0
+    off_schedule: int = 0            # rebuilt from nothing into other items than the schedule's firsts
     first_mismatch: str = ""
+    first_off_schedule: str = ""
+    # the comparisons' own controls: recorded by the same code as the samples, each a state compared
+    # with another schedule's build, so each must count as mismatched and off schedule
+    control: Seen | None = None
 
     def add(self, other: Seen) -> None:
-        for name in ("count", "distinct", "invalid", "repeated", "sampled", "mismatched", "probes",
-                     "probes_seen"):
+        for name in ("count", "distinct", "invalid", "repeated", "sampled", "mismatched", "off_schedule"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.first_mismatch = self.first_mismatch or other.first_mismatch
+        self.first_off_schedule = self.first_off_schedule or other.first_off_schedule
+        if other.control is not None:
+            if self.control is None:
+                self.control = Seen()
+            self.control.add(other.control)
 
 
 def leaves_in_order(expr: Expr) -> list[Leaf]:
@@ -140,7 +152,9 @@ class Signatures:
 def arrival(backend: Backend, leaves: Leaves, state: Any) -> tuple[Any, ...]:
     """What a render is given, as far as order goes: the state's items in arrival order, each as
     the (index, copy) of the fragment object it is (None for an item that is not one), and the
-    state's key.  A state that cannot be iterated shows its key only."""
+    state's key.  A state that cannot be iterated shows its key only.  Either way such a state
+    cannot be held to its schedule's first deliveries, and its builds are counted off schedule:
+    the order comparison cannot see it."""
     labels = leaves.labels()
     try:
         if current_iteration_order() == "arrival":
@@ -169,13 +183,14 @@ class ScheduleWatcher:
     backend: Backend
     leaves: Leaves
     salt: str                        # the shard: fixes which schedules are sampled
-    probe: bool = False              # also run the comparison's own control (canary shards)
+    probe: bool                      # controls against the schedule just before (canary shards)
     seen: dict[str, Seen] = field(default_factory=dict)
+    _ids: dict[int, bytes] = field(default_factory=dict)   # content id of each fragment index
 
     def watch(self, family: str, n: int, prefix: Sequence[int], to_expr: Callable[[Any], Expr],
               pairs: Iterator[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
         """``pairs`` unchanged, each one counted and a sample rebuilt and compared on the way."""
-        seen = self.seen.setdefault(family, Seen())
+        seen = self.seen.setdefault(family, Seen(control=Seen()))
         keys: set[Hashable] = set()
         of, add = Signatures(n, prefix, None if family == "re-deliveries" else 0).of, keys.add
         chance = random.Random(f"{self.salt}/{family}/{n}/{list(prefix)}")
@@ -205,22 +220,53 @@ class ScheduleWatcher:
             seen.distinct += len(keys)
             seen.repeated += count - invalid - len(keys)
 
+    def scheduled(self, expr: Expr) -> tuple[tuple[int, int], ...]:
+        """What a replica's set holds after ``expr``, in arrival order, read from the schedule
+        alone: the (index, copy) of each content id's first delivery, in delivery order.  A set's
+        merge keeps the payload it holds and appends what is new (``spec.FragmentSet.merge``, the
+        state of the reference and realstate backends and of the arrival canary), so a
+        re-delivered copy never shows.  ``Leaves.labels`` is not consulted: this is what the
+        labelled build is compared with."""
+        first: dict[bytes, tuple[int, int]] = {}
+        for leaf in leaves_in_order(expr):
+            first.setdefault(self._content_id(leaf.index), (leaf.index, leaf.copy))
+        return tuple(first.values())
+
+    def _content_id(self, index: int) -> bytes:
+        cid = self._ids.get(index)
+        if cid is None:
+            cid = self._ids[index] = self.backend.content_id(self.leaves.objects[index])
+        return cid
+
     def _compare(self, seen: Seen, expr: Expr, state: Any, previous: tuple[Expr, Any] | None) -> None:
+        """A sampled schedule, and the control made of it: the previous schedule's state and
+        firsts (the one just before on a canary shard, else the previous sample), which arrived
+        in another order, against this build."""
         fresh = arrival(self.backend, self.leaves, from_scratch(self.backend, self.leaves, expr))
+        self._record(seen, expr, state, fresh)
+        if seen.control is not None and previous is not None and self.scheduled(previous[0]) != self.scheduled(expr):
+            self._record(seen.control, previous[0], previous[1], fresh)
+
+    def _record(self, seen: Seen, expr: Expr, state: Any, fresh: tuple[Any, ...]) -> None:
+        """Compares ``state`` (what the render of ``expr`` was given) with ``fresh`` (a
+        from-scratch build, arrival-labelled), and ``fresh`` with ``expr``'s first deliveries."""
         seen.sampled += 1
         if arrival(self.backend, self.leaves, state) != fresh:
             seen.mismatched += 1
             seen.first_mismatch = seen.first_mismatch or _render(expr)
-        if self.probe and previous is not None and _first_arrivals(previous[0]) != _first_arrivals(expr):
-            seen.probes += 1
-            seen.probes_seen += arrival(self.backend, self.leaves, previous[1]) != fresh
+        scheduled = self.scheduled(expr)
+        if fresh[0] != scheduled:
+            seen.off_schedule += 1
+            seen.first_off_schedule = seen.first_off_schedule or (
+                f"{_render(expr)} built as [{_labels(fresh[0])}], its schedule's firsts [{_labels(scheduled)}]"
+                + (" (?: an item that is not one of the schedule's fragment objects)" if None in fresh[0] else ""))
 
     def report(self) -> dict[str, Seen]:
         return self.seen
 
 
-def _first_arrivals(expr: Expr) -> list[int]:
-    return list(dict.fromkeys(leaf.index for leaf in leaves_in_order(expr)))
+def _labels(order: Sequence[tuple[int, int] | None]) -> str:
+    return " ".join("?" if label is None else f"{label[0]}" + "'" * label[1] for label in order)
 
 
 def _render(expr: Expr) -> str:

@@ -6,9 +6,17 @@ From the merged shard results (``shards.merge``) of a run whose C3 families ran:
 - each canary (``modelcheck.canary``) must have been reported by every C3 family that ran —
   otherwise the run fails naming the instrument that went blind;
 - per universe and N (and for the canaries' own shards), the distinct valid schedules each
-  family rendered must equal its closed form (``coverage.closed_forms``), printed beside it;
+  family rendered must equal its closed form (``coverage.closed_forms``), printed beside it, and
+  the BagMerge orders checked the sum of n!; the bag canary's count, one arity short, must be
+  flagged by that same comparison;
 - every C3 shard must have rebuilt a sample of its schedules from nothing and found each state
-  fed to the render equal to it, and the comparison must have seen its own control."""
+  fed to the render equal to it, and each rebuilt state equal to its schedule's first
+  deliveries; the canaries' controls go through the same judgement (``fed_as_reported``) and
+  must fail it, every one of them seen.
+
+A control judged by another expression than the real data proves nothing about the real data's
+judgement: a weakened judgement would pass both.  So each comparison here is one function,
+applied to the real record and to its control, the control required to get the other verdict."""
 
 from __future__ import annotations
 
@@ -23,7 +31,7 @@ from modelcheck.backend import Universe
 from modelcheck.checks import Row
 from modelcheck.coverage import Seen, closed_forms
 from modelcheck.shards import Merged
-from modelcheck.tallies import Tally
+from modelcheck.tallies import Tallies, Tally
 from spec import Check, ClaimResult, Table
 
 UNITS = {P.PERMUTATIONS: "permutations", P.MERGE_TREES: "trees", P.REDELIVERIES: "re-deliveries"}
@@ -64,7 +72,7 @@ class Cell:
         return {"canary": self.canary or None, "universe": self.universe, "n": self.n, "family": self.unit,
                 "checked": s.count, "distinct": s.distinct, "invalid": s.invalid, "repeated": s.repeated,
                 "reported": self.row, "closed_form": self.closed, "sampled": s.sampled,
-                "fed_otherwise": s.mismatched, "exact": self.exact}
+                "fed_otherwise": s.mismatched, "built_off_schedule": s.off_schedule, "exact": self.exact}
 
 
 def _cells(merged: Merged, universes: Sequence[Universe], max_arity: int, redeliveries: int,
@@ -91,14 +99,43 @@ def _unjudged(merged: Merged, cells: Sequence[Cell]) -> list[str]:
             for (canary, name, n, unit) in merged.coverage if (canary, name, n, unit) not in held]
 
 
-def _bag_short(merged: Merged, universes: Sequence[Universe], max_arity: int) -> list[str]:
-    """The BagMerge orders checked beside their closed form, the sum of n! over every universe
-    and 2 <= N <= its top: an arity whose bag shard was never planned or run shows here."""
-    ran = P.BAG_ORDER in merged.tallies        # no early return: a skipped comparison would pass
-    checked = merged.tallies.get(P.BAG_ORDER, Tally(P.BAG_ORDER, "permutations")).checked
-    closed = sum(math.factorial(n) for u in universes
-                 for n in range(2, min(max_arity, len(u.fragments)) + 1)) if ran else 0
-    return [] if checked == closed else [f"BagMerge orders: {checked:,} checked, closed form {closed:,}"]
+def _bag_arities(tops: Sequence[int], bag_orders: bool) -> list[int]:
+    """The arities whose BagMerge orders a run checks: 2 <= N <= each universe's top, when the
+    bag checks were selected (``bag_orders``), none otherwise."""
+    return [n for top in tops for n in range(2, top + 1)] if bag_orders else []
+
+
+def _bag_short(tallies: Tallies, arities: Sequence[int]) -> str:
+    """'' when the BagMerge orders in ``tallies`` equal their closed form, the sum of n! over
+    ``arities``; else both counts.  The one comparison of the real count and of the bag canary's."""
+    checked = tallies.get(P.BAG_ORDER, Tally(P.BAG_ORDER, "permutations")).checked
+    closed = sum(math.factorial(n) for n in arities)
+    return "" if checked == closed else f"BagMerge orders: {checked:,} checked, closed form {closed:,}"
+
+
+def _bag_counts(merged: Merged, universes: Sequence[Universe], max_arity: int,
+                bag_orders: bool) -> tuple[list[str], dict[str, Any]]:
+    """What is wrong with the BagMerge counts.  The real orders are held to the sum of n! over
+    every universe and its arities (none when the bag checks were not selected).  The controls go
+    through the same arities and comparison: the bag canary ran N = ``canary.ARITY`` alone, so it
+    must equal that arity's closed form and fall short of its universe's; and a run without the
+    bag checks (no count) must meet its closed form.  A comparison or an expectation that cannot
+    tell these apart is reported BLIND."""
+    real = _bag_arities([min(max_arity, len(u.fragments)) for u in universes], bag_orders)
+    canary = merged.canaries.get(canaries.BAG, Tallies())
+    short_of = _bag_short(canary, _bag_arities([canaries.ARITY], True))
+    judged = [  # (what the comparison says, whether it must find the count short, what is wrong otherwise)
+        (_bag_short(canary, [canaries.ARITY]), False,
+         f"BLIND: the BagMerge canary did not run its N = {canaries.ARITY} shard whole"),
+        (short_of, True, f"BLIND: the BagMerge canary (N = {canaries.ARITY} alone) was not found short of the "
+                         f"closed form of N = 2..{canaries.ARITY}"),
+        (_bag_short(Tallies(), _bag_arities([canaries.ARITY], False)), False,
+         "BLIND: a run without the bag checks is held to a BagMerge count"),
+        (_bag_short(merged.tallies, real), False, ""),
+    ]
+    wrong = [what or said for said, short, what in judged if bool(said) is not short]
+    return wrong, {"watches": canaries.WATCHES[canaries.BAG], "short_of_its_universe": short_of,
+                   "orders": canary.get(P.BAG_ORDER, Tally(P.BAG_ORDER, "permutations")).checked}
 
 
 def _canary_seconds(merged: Merged, name: str) -> float:
@@ -107,20 +144,22 @@ def _canary_seconds(merged: Merged, name: str) -> float:
 
 def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimResult], dict[str, Any], list[str]]:
     arrival = merged.canaries.get(canaries.ARRIVAL, {})
-    caught = {f: arrival[f].found if f in arrival else 0 for f in families}
+    caught = {f: arrival[f].found for f in families if f in arrival}
+    absent = [f.name for f in families if f not in caught]     # its canary shard never ran the family
     # a split must be recorded AND counted as a violation: the count is what fails a real row
     shard_tallies = merged.canaries.get(canaries.SHARDS, {})
     split = {f: (canaries.SHARDS, f.name, canaries.UNIVERSE, canaries.ARITY) in merged.split
              and f in shard_tallies and shard_tallies[f].found >= 1 for f in families}
     notes, results = [], []
-    blind = [f.name for f in families if not caught[f]]
+    blind = absent + [f.name for f in caught if not caught[f]]
     figure = (f"caught by {', '.join(f'{UNITS[f]} ({caught[f]:,})' for f in families)}" if not blind
-              else f"BLIND: not reported by {', '.join(blind)}")
+              else f"BLIND: not reported by {', '.join(blind)}"
+              + (f" (no tally: the canary never ran {', '.join(absent)})" if absent else ""))
     if blind:
         notes.append(f"instrument went blind: {canaries.WATCHES[canaries.ARRIVAL]} did not report the "
                      f"order-by-arrival canary ({', '.join(blind)}); this run's C3 verdict cannot be trusted")
     results.append(P.CANARY_ARRIVAL.holds_if(not blind, figure, _canary_seconds(merged, canaries.ARRIVAL), **{"violations_reported": {
-        UNITS[f]: caught[f] for f in families}, "universe": canaries.UNIVERSE, "n": canaries.ARITY}))
+        UNITS[f]: caught.get(f) for f in families}, "universe": canaries.UNIVERSE, "n": canaries.ARITY}))
     missed = [f.name for f in families if not split[f]]   # a split is only counted when no shard saw one
     figure = (f"caught across {len(_canary_shards(merged))} shards by {', '.join(UNITS[f] for f in families)}"
               if not missed else f"BLIND: not reported by {', '.join(missed)}")
@@ -131,7 +170,7 @@ def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimR
     results.append(P.CANARY_SHARDS.holds_if(not missed, figure, _canary_seconds(merged, canaries.SHARDS), **{
         "split_sets_reported": {UNITS[f]: split[f] for f in families}}))
     data = {canaries.ARRIVAL: {"watches": canaries.WATCHES[canaries.ARRIVAL], "seen": not blind,
-                               "violations": {UNITS[f]: caught[f] for f in families}},
+                               "violations": {UNITS[f]: caught.get(f) for f in families}},
             canaries.SHARDS: {"watches": canaries.WATCHES[canaries.SHARDS], "seen": not missed,
                               "split_sets": {UNITS[f]: split[f] for f in families}}}
     return results, data, notes
@@ -141,9 +180,72 @@ def _canary_shards(merged: Merged) -> list[str]:
     return [c["shard"] for c in merged.shard_costs if c["shard"].startswith(f"canary {canaries.SHARDS}:")]
 
 
+def fed_as_reported(seen: Seen, unsampled: Sequence[str]) -> bool:
+    """The one judgement of what the C3 renders were fed: no sampled state differed from its
+    from-scratch build, no from-scratch build from its schedule's first deliveries, and no shard
+    went unsampled.  The real samples must pass it; each control comparison (a state compared
+    with another schedule's) must fail it."""
+    return not seen.mismatched and not seen.off_schedule and not unsampled
+
+
+def _arrival_wrong(seen: Seen, unsampled: Sequence[str]) -> list[str]:
+    """What the arrival-order row's judgement finds wrong: the real samples through
+    ``fed_as_reported``, and each comparison's controls through it too — those it reported must
+    fail it, those it missed (every control must be seen) must pass it like real data."""
+    control = seen.control or Seen()
+    state = f"BLIND: the state comparison saw {control.mismatched} of {control.sampled} controls"
+    schedule = f"BLIND: the schedule comparison saw {control.off_schedule} of {control.sampled} controls"
+    judged = [  # (record, its unsampled shards, the verdict it must get, what is wrong otherwise)
+        (seen, unsampled, True, ""),
+        (Seen(mismatched=control.mismatched), [], False, state),
+        (Seen(mismatched=control.sampled - control.mismatched), [], True, state),
+        (Seen(off_schedule=control.off_schedule), [], False, schedule),
+        (Seen(off_schedule=control.sampled - control.off_schedule), [], True, schedule),
+    ]
+    return [what for record, shards, verdict, what in judged if fed_as_reported(record, shards) is not verdict]
+
+
+def _arrival_row(cells: Sequence[Cell], merged: Merged, out: Judged) -> None:
+    seen = Seen()
+    for c in cells:
+        seen.add(c.seen)
+    control = seen.control or Seen()
+    wrong = _arrival_wrong(seen, merged.unsampled)
+    blind = [w for w in wrong if w]
+    if blind:
+        figure = "; ".join(dict.fromkeys(blind))
+    elif seen.mismatched:
+        figure = (f"{seen.mismatched:,} of {seen.sampled:,} sampled schedules fed in another arrival order "
+                  f"than reported, e.g. {seen.first_mismatch}")
+    elif seen.off_schedule:
+        figure = (f"{seen.off_schedule:,} of {seen.sampled:,} schedules rebuilt from nothing into other items "
+                  f"than the schedule's first deliveries, e.g. {seen.first_off_schedule}")
+    elif merged.unsampled:
+        figure = f"{len(merged.unsampled)} shard(s) with no schedule rebuilt, e.g. {merged.unsampled[0]}"
+    else:
+        figure = (f"0 / {seen.sampled:,} sampled schedules fed otherwise or built off their schedule (every "
+                  f"shard sampled); the comparisons saw {control.mismatched} and {control.off_schedule} "
+                  f"of {control.sampled} controls")
+    if wrong:
+        out.notes.append(f"instrument went blind: shared unions vs. from-scratch build vs. schedule: {figure}")
+    out.results.append(P.COVERAGE_ARRIVAL.holds_if(not wrong, figure, sampled=seen.sampled,
+                                                   fed_otherwise=seen.mismatched, built_off_schedule=seen.off_schedule,
+                                                   unsampled_shards=merged.unsampled, controls=control.sampled,
+                                                   controls_seen=control.mismatched,
+                                                   controls_seen_by_schedule=control.off_schedule))
+    out.data["coverage"] = {"sampled": seen.sampled, "fed_otherwise": seen.mismatched,
+                            "first_fed_otherwise": seen.first_mismatch or None,
+                            "built_off_schedule": seen.off_schedule,
+                            "first_built_off_schedule": seen.first_off_schedule,
+                            "controls": control.sampled, "controls_seen": control.mismatched,
+                            "controls_seen_by_schedule": control.off_schedule,
+                            "unsampled_shards": merged.unsampled}
+
+
 def judge(merged: Merged, universes: Sequence[Universe], max_arity: int, redeliveries: int,
-          families: Sequence[Check]) -> Judged:
-    """The instrument rows of a run whose C3 ``families`` ran (none when none ran)."""
+          families: Sequence[Check], bag_orders: bool) -> Judged:
+    """The instrument rows of a run whose C3 ``families`` ran (none when none ran);
+    ``bag_orders``: whether the BagMerge order checks were selected."""
     out = Judged()
     if not families:
         return out
@@ -152,7 +254,8 @@ def judge(merged: Merged, universes: Sequence[Universe], max_arity: int, redeliv
     out.notes += notes
     cells = _cells(merged, universes, max_arity, redeliveries, families)
     off = [c for c in cells if not c.exact]
-    unjudged = _unjudged(merged, cells) + _bag_short(merged, universes, max_arity)
+    bag_wrong, canary_data[canaries.BAG] = _bag_counts(merged, universes, max_arity, bag_orders)
+    unjudged = _unjudged(merged, cells) + bag_wrong
     total = sum(c.closed for c in cells)
     figure = (f"{len(cells)} counts (universe x N x family, canaries included) = closed form; "
               f"{total:,} schedules" if not off and not unjudged else
@@ -165,51 +268,25 @@ def judge(merged: Merged, universes: Sequence[Universe], max_arity: int, redeliv
                          f"({figure})")
     out.results.append(P.COVERAGE_COUNTS.holds_if(not off and not unjudged, figure, cells=len(cells),
                                                   differing=len(off), schedules=total))
-    seen = Seen()
-    for c in cells:
-        seen.add(c.seen)
-    canary_seen = Seen()
-    for c in cells:
-        if c.canary:
-            canary_seen.add(c.seen)
-    ok = not seen.mismatched and not merged.unsampled and canary_seen.probes > 0 and \
-        canary_seen.probes_seen == canary_seen.probes
-    if seen.mismatched:
-        figure = (f"{seen.mismatched:,} of {seen.sampled:,} sampled schedules fed in another arrival order "
-                  f"than reported, e.g. {seen.first_mismatch}")
-    elif merged.unsampled:
-        figure = f"{len(merged.unsampled)} shard(s) with no schedule rebuilt, e.g. {merged.unsampled[0]}"
-    elif not ok:
-        figure = (f"BLIND: the comparison saw {canary_seen.probes_seen} of {canary_seen.probes} states that "
-                  "arrived in another order")
-    else:
-        figure = (f"0 / {seen.sampled:,} sampled schedules fed otherwise (every shard sampled); the "
-                  f"comparison saw {canary_seen.probes_seen} of {canary_seen.probes} controls")
-    if not ok:
-        out.notes.append(f"instrument went blind: shared unions vs. from-scratch build: {figure}")
-    out.results.append(P.COVERAGE_ARRIVAL.holds_if(ok, figure, sampled=seen.sampled, fed_otherwise=seen.mismatched,
-                                                   unsampled_shards=merged.unsampled, controls=canary_seen.probes,
-                                                   controls_seen=canary_seen.probes_seen))
+    _arrival_row(cells, merged, out)
     out.tables.append(_coverage_table(cells, families))
     out.tables.append(Table("modelcheck instruments: canaries through the run's own pipeline",
                             ["instrument", "negative control", "outcome", "figure"],
                             [[r.check, _control(r.check), r.outcome.value, r.figure] for r in out.results]))
-    canary_cpu = sum(_canary_seconds(merged, name) for name in canaries.NAMES)
-    out.data = {"canary": canary_data | {"cpu_seconds": round(canary_cpu, 4),
-                                         "share_of_cpu": round(canary_cpu / merged.cpu_seconds, 4)
-                                         if merged.cpu_seconds else None},
-                "coverage": {"cells": [c.to_json() for c in cells], "sampled": seen.sampled,
-                             "fed_otherwise": seen.mismatched, "first_fed_otherwise": seen.first_mismatch or None,
-                             "controls": canary_seen.probes, "controls_seen": canary_seen.probes_seen,
-                             "unsampled_shards": merged.unsampled}}
+    canary_cpu = sum(_canary_seconds(merged, name) for name in (*canaries.NAMES, canaries.BAG))
+    out.data["canary"] = canary_data | {"cpu_seconds": round(canary_cpu, 4),
+                                        "share_of_cpu": round(canary_cpu / merged.cpu_seconds, 4)
+                                        if merged.cpu_seconds else None}
+    out.data["coverage"]["cells"] = [c.to_json() for c in cells]
     return out
 
 
 def _control(check: str) -> str:
     return {P.CANARY_ARRIVAL.name: f"order-by-arrival render ({canaries.UNIVERSE}, N = {canaries.ARITY})",
             P.CANARY_SHARDS.name: "render salted by shard (one digest per shard)",
-            P.COVERAGE_COUNTS.name: "closed forms n!, (2n-2)!/(n-1)!, surjections",
-            P.COVERAGE_ARRIVAL.name: "a sampled state compared with the previous schedule's"}[check]
+            P.COVERAGE_COUNTS.name: f"closed forms n!, (2n-2)!/(n-1)!, surjections; BagMerge orders of "
+                                    f"N = {canaries.ARITY} alone held to N = 2..{canaries.ARITY}'s",
+            P.COVERAGE_ARRIVAL.name: "a sampled state compared with the previous schedule's state and firsts"}[check]
 
 
 def _coverage_table(cells: Sequence[Cell], families: Sequence[Check]) -> Table:

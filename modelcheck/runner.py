@@ -242,7 +242,7 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
         # the families that ran, not those a canary was planned for: a run whose C3 families ran
         # without canary shards is judged blind rather than left without instrument rows
         instruments = judge(merged, picked, max_arity, redeliveries,
-                            [c for c in P.C3_FAMILIES if c in chosen] if shard_plan else [])
+                            [c for c in P.C3_FAMILIES if c in chosen] if shard_plan else [], P.BAG_ORDER in chosen)
         report.results += instruments.results
         report.tables += instruments.tables
         report.notes += instruments.notes

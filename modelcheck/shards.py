@@ -171,7 +171,9 @@ def plan(universes: Sequence[str], settings: Settings) -> list[Shard]:
 
 def plan_canaries(settings: Settings, start: int) -> list[Shard]:
     """The canary shards of a run whose C3 families run (numbered from ``start``, after the
-    plan's): every canary on the canary universe at its arity, split by its prefix length."""
+    plan's): every C3 canary on the canary universe at its arity, split by its prefix length,
+    and the BagMerge canary's one bag shard at that arity (whatever checks were selected: the
+    count it controls is judged in every such run)."""
     if not set(settings.checks) & {c.name for c in P.C3_FAMILIES}:
         return []
     out: list[Shard] = []
@@ -180,6 +182,8 @@ def plan_canaries(settings: Settings, start: int) -> list[Shard]:
         for p in prefixes(n, canaries.PREFIX_LENGTH[name], settings.redeliveries):
             count = c3_orderings(n, settings.redeliveries, p)
             out.append(Shard(start + len(out), canaries.UNIVERSE, "c3", n, p, count, float(count), name))
+    out.append(Shard(start + len(out), canaries.UNIVERSE, "bag", n, weight=float(math.factorial(n)),
+                     canary=canaries.BAG))
     return out
 
 
@@ -240,9 +244,9 @@ def perform(backend: Backend, task: Task) -> ShardResult | GossipResult:
     started, cpu = time.perf_counter(), time.process_time()
     tallies = Tallies()
     selected = s.selected()
-    if shard.canary:
+    if shard.canary:   # the bag canary runs the BagMerge orders whatever the run selected
         backend = canaries.canary_backend(shard.canary, backend, shard.describe())
-        selected = [c for c in selected if c in P.C3_FAMILIES]
+        selected = [P.BAG_ORDER] if shard.kind == "bag" else [c for c in selected if c in P.C3_FAMILIES]
     with iteration_order(s.iteration):
         uc = UniverseCheck(backend, universe_named(shard.universe), tallies, backend_name=s.backend_name,
                            mutant=s.mutant, redeliveries=s.redeliveries, selected=selected)

@@ -66,7 +66,7 @@ def _results(drop: str = "") -> tuple[list, Settings]:
 @pytest.mark.parametrize("lost, row", [("arrival", P.CANARY_ARRIVAL), ("shards", P.CANARY_SHARDS)])
 def test_a_canary_that_is_not_reported_fails_the_run_naming_the_blind_instrument(lost, row):
     results, _ = _results(drop=lost)
-    judged = judge(merge(results, ["ties"]), select(["ties"]), 3, 1, list(P.C3_FAMILIES))
+    judged = judge(merge(results, ["ties"]), select(["ties"]), 3, 1, list(P.C3_FAMILIES), True)
     by_name = {r.check: r for r in judged.results}
     assert by_name[row.name].outcome is Outcome.FAILS and "BLIND" in by_name[row.name].figure
     assert any(n.startswith("instrument went blind") and canary.WATCHES[lost] in n for n in judged.notes)
@@ -112,7 +112,7 @@ def test_a_schedule_is_counted_once_and_only_when_it_belongs_to_the_shard():
     assert not coverage.Signatures(2, (), None).of((0, 1))[0]                             # no repeat
     backend, u = ReferenceBackend(), select(["ties"])[0]
     leaves = unions.Leaves(backend, {i: backend.build(u.geometry, d) for i, d in enumerate(u.fragments)})
-    watcher = coverage.ScheduleWatcher(backend, leaves, "test")
+    watcher = coverage.ScheduleWatcher(backend, leaves, "test", probe=False)
     pairs = list(unions.comb_states(backend, leaves, 3, 0))
     list(watcher.watch("permutations", 3, (), en.sequence, iter(pairs + pairs[:2])))
     seen = watcher.seen["permutations"]
@@ -138,7 +138,7 @@ def test_a_count_the_shards_reported_without_a_cell_fails_the_coverage_row():
     """The cells come from the run's universes, the coverage from the shards: a table that leaves
     the real universes out (canary cells only) is seen."""
     results, _ = _results()
-    judged = judge(merge(results, ["ties"]), [], 3, 1, list(P.C3_FAMILIES))
+    judged = judge(merge(results, ["ties"]), [], 3, 1, list(P.C3_FAMILIES), True)
     by_name = {r.check: r for r in judged.results}
     assert by_name[P.COVERAGE_COUNTS.name].outcome is Outcome.FAILS
     assert "not held to their closed form" in by_name[P.COVERAGE_COUNTS.name].figure and "ties N=1" in by_name[P.COVERAGE_COUNTS.name].figure
@@ -151,7 +151,7 @@ def test_a_split_set_recorded_but_not_counted_as_a_violation_is_blind(found):
     results, _ = _results()
     merged = merge(results, ["ties"])
     merged.canaries[canary.SHARDS][P.MERGE_TREES].found = found
-    by_name = {r.check: r for r in judge(merged, select(["ties"]), 3, 1, list(P.C3_FAMILIES)).results}
+    by_name = {r.check: r for r in judge(merged, select(["ties"]), 3, 1, list(P.C3_FAMILIES), True).results}
     assert by_name[P.CANARY_SHARDS.name].outcome is Outcome.FAILS
     assert "BLIND" in by_name[P.CANARY_SHARDS.name].figure and P.MERGE_TREES.name in by_name[P.CANARY_SHARDS.name].figure
 
@@ -168,7 +168,7 @@ def test_bagmerge_orders_short_of_their_closed_form_fail_the_coverage_row():
     results, _ = _results()
     kept = [r for r in results if not (r.shard.kind == "bag" and r.shard.n == 2)]
     assert len(kept) == len(results) - 1
-    by_name = {r.check: r for r in judge(merge(kept, ["ties"]), select(["ties"]), 3, 1, list(P.C3_FAMILIES)).results}
+    by_name = {r.check: r for r in judge(merge(kept, ["ties"]), select(["ties"]), 3, 1, list(P.C3_FAMILIES), True).results}
     assert by_name[P.COVERAGE_COUNTS.name].outcome is Outcome.FAILS
     assert "BagMerge orders: 6 checked, closed form 8" in by_name[P.COVERAGE_COUNTS.name].figure
 

@@ -96,7 +96,9 @@ def test_a_planted_bug_found_in_a_worker_comes_back_as_the_same_replayable_trace
     pool = modelcheck.run(None, **SMALL, workers=2, recipe=recipe(bug))
     failed = [r for r in pool.results if r.outcome is Outcome.FAILS]
     assert failed and verdict(pool) == verdict(one)
-    traces = [t for r in failed for t in r.details["traces"]]
+    # every failing law row carries its traces; an instrument row has none (this test backend's
+    # states iterate as (id, fragment) pairs, so its builds cannot be held to their schedules)
+    traces = [t for r in failed if r.check not in {c.name for c in P.INSTRUMENTS} for t in r.details["traces"]]
     assert traces and all(t["mutant"] == bug for t in traces)
     for t in traces:
         assert replay(t, planted_reference(bug)).same_bytes
