@@ -10,7 +10,7 @@ rank.  What each rank does is in ``realstate.processes.replicate.rank``.  A rank
 not finish in time makes the result unknown (exit 1), never a pass.  The C7 row also needs the
 run's instruments to have seen (``agreement``): the canary round reported as a disagreement by
 the same comparison of ranks, the faulty gathers built from the run's own data each rejected by
-it (``controls``), and the ranks' delivery orders distinct; a blind one fails the row, naming
+it (``faulty_gathers``), and the ranks' delivery orders distinct; a blind one fails the row, naming
 itself."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 
 from realstate.processes import properties as P
 from realstate.processes.replicate.agreement import compare_ranks, distinct_orders
-from realstate.processes.replicate.controls import gather_controls
+from realstate.processes.replicate.faulty_gathers import gather_controls
 from spec import ArgumentError, InputError, Outcome, PartReport, Progress, Table, no_progress
 from spec.arguments import integer, number, seed
 from spec.interrupts import deferred_interrupts, start_forkserver_without_interrupts

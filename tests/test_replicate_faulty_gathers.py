@@ -14,8 +14,14 @@ from typing import Any
 
 import pytest
 
-from realstate.processes.replicate import agreement, controls
-from realstate.processes.replicate.controls import LIST_DIFFERS, NOT_APPLICABLE, NOT_OWN, SET_CHANGED, gather_controls
+from realstate.processes.replicate import agreement, faulty_gathers
+from realstate.processes.replicate.faulty_gathers import (
+    LIST_DIFFERS,
+    NOT_APPLICABLE,
+    NOT_OWN,
+    SET_CHANGED,
+    gather_controls,
+)
 
 AGREE = ("    agree = len(digests) == 1 and len(sets) == 1 and len(gathered) == 1 and "
          "set(next(iter(gathered))) == digests\n")
@@ -54,7 +60,7 @@ def test_every_faulty_gather_is_rejected_by_the_comparison() -> None:
 
 def test_each_control_breaks_only_its_own_cross_check() -> None:
     results, digest = _results(2)
-    for name, control in controls.faulty_gathers(results).items():
+    for name, control in faulty_gathers.faulty_gathers(results).items():
         assert control is not None
         digests = {r["digest"] for r in control}
         sets = {r["set_digest"] for r in control}
@@ -73,7 +79,7 @@ def test_one_rank_runs_only_the_control_that_needs_no_other_rank() -> None:
 
 @pytest.mark.parametrize("line", list(WEAKENED.values()), ids=list(WEAKENED))
 def test_a_weakened_comparison_is_reported_blind(line: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(controls, "compare_ranks", _weakened(line, monkeypatch).compare_ranks)
+    monkeypatch.setattr(faulty_gathers, "compare_ranks", _weakened(line, monkeypatch).compare_ranks)
     results, digest = _results(2)
     seen = gather_controls(results, digest)
     assert not seen["ok"] and "accepted" in seen["controls"].values()
@@ -85,7 +91,7 @@ def test_a_comparison_that_fails_on_a_control_is_no_rejection(monkeypatch: pytes
         agree = all(r["gathered_digests"][3] == r["digest"] for r in results)  # an IndexError on 2 ranks
         return agreement.Comparison(frozenset(), frozenset(), agree, True)
 
-    monkeypatch.setattr(controls, "compare_ranks", by_position)
+    monkeypatch.setattr(faulty_gathers, "compare_ranks", by_position)
     results, digest = _results(2)
     seen = gather_controls(results, digest)
     assert not seen["ok"] and all(f.startswith("no verdict (IndexError") for f in seen["controls"].values())

@@ -14,9 +14,10 @@ each with one fault injected and every other check left satisfied:
   same wrong value everywhere).
 
 Each must come out as a disagreement; a control the comparison accepts (or fails on with an
-error instead of a verdict) makes the run report the agreement blind.  The first two need two ranks (with one rank there is no other to differ
-from) and are reported as not applicable then.  When the real round itself disagrees the row
-fails on that alone; the controls are still run and reported."""
+error instead of a verdict) makes the run report the agreement blind.  The first two need two
+ranks (with one rank there is no other to differ from) and are reported as not applicable
+then.  When the real round itself disagrees the row fails on that alone; the controls are still
+run and reported."""
 
 from __future__ import annotations
 
