@@ -3,7 +3,8 @@ lands mid-operation, and its instruments (the canary, the crash table) report th
 see; the same harness run on scratch copies with bugs planted in the source fails (exit 1):
 anti-entropy that skips a fragment, a judge that reads the acknowledged set back from the stores
 (seen by the canary), stores that write under the final name or clean live temporaries (seen by
-the crash table).  The default-size run is behind the ``soak`` marker (``python -m pytest -m soak``)."""
+the crash table), a clean of foreign entries that deletes a nested store (seen by the hostile
+neighbour's verdict) and a store that skips its directory fsync (seen by the power-loss model).  The default-size run is behind the ``soak`` marker (``python -m pytest -m soak``)."""
 
 from __future__ import annotations
 
@@ -135,6 +136,29 @@ def test_the_soak_catches_a_planted_store(patch: Patch, says: str, tmp_path: Pat
     durable = _rows(out.stdout)[DURABLE]
     crashes = durable["details"]["crash_table"]
     assert durable["outcome"] == "fails" and any(says in v for v in crashes["violations"])
+    assert "Traceback" not in out.stderr
+
+
+REMOVES_NESTED = Patch("realstate/exchange/stores/directory.py",  # clean --foreign deletes a nested store
+                       "                    if nested is not None:\n", "                    if nested is None:\n")
+SKIPS_DIRECTORY_SYNC = Patch("realstate/exchange/stores/directory.py",  # no directory fsync on POSIX
+                             '        if os.name != "posix":\n', '        if os.name == "posix":\n')
+
+
+@pytest.mark.audit
+def test_a_weakened_foreign_clean_and_a_skipped_directory_sync_are_caught(tmp_path: Path) -> None:
+    """Two plants in one scratch run, each seen by its own check: the neighbour's verdict (C7)
+    and the power-loss model (C2, where the crash table also finds the step never reported)."""
+    scratch = ScratchCopy(tmp_path / "scratch").apply(REMOVES_NESTED, SKIPS_DIRECTORY_SYNC)
+    out = scratch.run("soak", *SMALL, "--faults", "1", "--fault", "hostile-neighbour", timeout=600)
+    assert out.returncode == 1, out.stderr[-2000:]
+    rows = _rows(out.stdout)
+    converge = rows["soak: real processes converge under faults"]
+    assert converge["outcome"] == "fails" and "hostile neighbour:" in converge["figure"]
+    assert any("clean --foreign" in v for v in converge["details"]["neighbour"]["violations"])
+    durable = rows[DURABLE]
+    assert durable["outcome"] == "fails" and "power loss: power lost after the put returned" in durable["figure"]
+    assert not durable["details"]["power_loss"]["ok"]
     assert "Traceback" not in out.stderr
 
 
