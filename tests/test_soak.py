@@ -1,10 +1,12 @@
 """``canonmerge soak``: a tiny run with every fault kind converges (exit 0), every fault kind
-lands mid-operation, and its instruments (the canary, the crash table) report that they could
-see; the same harness run on scratch copies with bugs planted in the source fails (exit 1):
-anti-entropy that skips a fragment, a judge that reads the acknowledged set back from the stores
-(seen by the canary), stores that write under the final name or clean live temporaries (seen by
-the crash table), a clean of foreign entries that deletes a nested store (seen by the hostile
-neighbour's verdict) and a store that skips its directory fsync (seen by the power-loss model).  The default-size run is behind the ``soak`` marker (``python -m pytest -m soak``)."""
+lands mid-operation, and its instruments (the canary, the crash table, the power-loss model)
+report that they could see; the same harness run on scratch copies with bugs planted in the
+source fails (exit 1): anti-entropy that skips a fragment, a judge that reads the acknowledged
+set back from the stores (seen by the canary), stores that write under the final name or clean
+live temporaries (seen by the crash table), a clean of foreign entries that deletes a nested
+store (seen by the hostile neighbour's verdict) and a store that skips its directory fsync (seen
+by the power-loss model).  The default-size run is behind the ``soak`` marker (``python -m
+pytest -m soak``)."""
 
 from __future__ import annotations
 
