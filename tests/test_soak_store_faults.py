@@ -18,7 +18,14 @@ import pytest
 from realstate.exchange.stores import DirectoryStore, directory
 from realstate.processes.soak import neighbour, power
 from realstate.processes.soak.neighbour import neighbour_verdict, plant, tree_digest
-from realstate.processes.soak.power import NO_DIRECTORY_SYNC, RENAME_BEFORE_SYNC, CrashState, crash_states, power_table
+from realstate.processes.soak.power import (
+    NO_DIRECTORY_SYNC,
+    RENAME_BEFORE_SYNC,
+    SYNC_BEFORE_RENAME,
+    CrashState,
+    crash_states,
+    power_table,
+)
 from realstate.processes.soak.settings import FragmentShape
 from realstate.processes.soak.synthetic import soak_fragment
 from spec import content_id_hex
@@ -130,6 +137,7 @@ def test_the_directory_put_survives_power_loss_and_the_controls_are_reported(tmp
     assert table.put.trace[-2:] == ["renamed", "directory synced"] and table.put.trace.count("block written") == 4
     controls = {c.store: c.violations for c in table.controls}
     assert any("acknowledged fragment is gone" in v for v in controls[NO_DIRECTORY_SYNC])
+    assert any("acknowledged fragment is gone" in v for v in controls[SYNC_BEFORE_RENAME])
     assert any("torn file under the final name" in v for v in controls[RENAME_BEFORE_SYNC])
 
 
@@ -139,3 +147,15 @@ def test_a_skipped_directory_sync_is_reported_by_the_power_loss_model(tmp_path: 
     result = power.check_put(tmp_path, "patched", store_class, soak_fragment(0, 3, 0, SHAPE))
     assert "directory synced" not in result.trace
     assert any("acknowledged fragment is gone" in v for v in result.violations)
+
+
+def test_a_violation_in_one_replica_is_kept_when_another_is_clean(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, rows = _replica(tmp_path / "a")
+    second, more = _replica(tmp_path / "b")
+    planted = _planted(tmp_path / "a", first) + _planted(tmp_path / "b", second)
+    os.unlink(planted[0][0].file)  # the first replica judged breaks, the second is clean
+    verdict = neighbour_verdict(planted, rows + more)
+    assert verdict["replicas"] == 2 and not verdict["ok"]
+    assert [v.split(":")[0] for v in verdict["violations"]] == [str(first.path)] * len(verdict["violations"])

@@ -114,7 +114,7 @@ def soak_report(settings: SoakSettings, soak: Any, verdict: dict[str, Any] | Non
               f"/ {sum(v for k, v in tally.ops.items() if k.endswith('sent'))} ops, {faults} faults"
               + (f"; {len(verdict['unreadable'])} replica(s) unreadable" if verdict["unreadable"] else "")
               + (f"; {left} temporaries survived a clean with age 0" if left else "")
-              + ("" if neighbour["ok"] else f"; hostile neighbour: {neighbour['violations'][0]}"
+              + ("" if neighbour["ok"] else f"; hostile neighbour: {(neighbour['violations'] or ['no verdict'])[0]}"
                  + (f" (+{len(neighbour['violations']) - 1} more)" if len(neighbour["violations"]) > 1 else "")))
     books_agree = ledger_lines == tally.ops.get("put acknowledged", 0)
     safe = not verdict["lost"] and not verdict["invented"] and books_agree

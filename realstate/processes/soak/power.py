@@ -21,10 +21,10 @@ Each crash state is written into a fresh directory store and read back through t
   and reads back whole and valid;
 - no torn fragment: in every state after every step, a fragment-named file reads back whole.
 
-The model proves it could see: two negative controls go through the same record, states and
-invariants, and each must be reported — a store that never fsyncs its directory (the
-acknowledged fragment lost) and one that renames before it fsyncs the file (a torn file under
-the final name)."""
+The model proves it could see: three negative controls go through the same record, states and
+invariants, and each must be reported — a store that never fsyncs its directory and one that
+fsyncs it before the rename instead of after (the acknowledged fragment lost either way), and
+one that renames before it fsyncs the file (a torn file under the final name)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ from realstate.kernel.fragment import Fragment
 
 BLOCKS = 4  # the put writes the fragment in this many blocks here, so states fall between writes
 NO_DIRECTORY_SYNC = "a store that never fsyncs its directory"
+SYNC_BEFORE_RENAME = "a store that fsyncs its directory before the rename"
 RENAME_BEFORE_SYNC = "a store that renames before it fsyncs the file"
 
 
@@ -66,6 +67,26 @@ class _RenameBeforeSyncStore(DirectoryStore):
         os.replace(temp, self.path / name)
         self.step("renamed")
         self._fsync_directory()
+
+
+class _SyncBeforeRenameStore(DirectoryStore):
+    """Negative control only: the file is written and fsynced, the directory fsynced, and only
+    then renamed, so the rename itself is never made durable."""
+
+    def _write_atomic(self, name: str, chunks: Iterable[bytes]) -> None:
+        temp = self.path / f".tmp-{os.getpid()}-{'1' * 16}"
+        with open(temp, "xb") as handle:
+            self.step("temporary opened")
+            for chunk in chunks:
+                handle.write(chunk)
+                self.step("block written")
+            handle.flush()
+            self.step("flushed")
+            os.fsync(handle.fileno())
+            self.step("fsynced")
+        self._fsync_directory()
+        os.replace(temp, self.path / name)
+        self.step("renamed")
 
 
 @dataclass(frozen=True, order=True)
@@ -187,9 +208,10 @@ class PowerTable:
 
 
 def power_table(workdir: Path, fragment: Fragment) -> PowerTable:
-    """The store's put and the two negative controls under the power-loss model."""
+    """The store's put and the three negative controls under the power-loss model."""
     workdir.mkdir(parents=True, exist_ok=True)
     put = check_put(workdir / "put", "directory store", DirectoryStore, fragment)
     controls = [check_put(workdir / "no-directory-sync", NO_DIRECTORY_SYNC, _NoDirectorySyncStore, fragment),
+                check_put(workdir / "sync-before-rename", SYNC_BEFORE_RENAME, _SyncBeforeRenameStore, fragment),
                 check_put(workdir / "rename-before-sync", RENAME_BEFORE_SYNC, _RenameBeforeSyncStore, fragment)]
     return PowerTable(put, controls)
