@@ -379,9 +379,6 @@ EQUIVALENT: dict[str, str] = {
         "held universe)",
     "modelcheck/universe_search.py:89:operator_swap_op:44c70224": "the count of renders: " + _DISPLAY,
     "modelcheck/universe_search.py:95:operator_swap_op:21536ea5": "the count of renders: " + _DISPLAY,
-    "realstate/processes/replicate/faulty_gathers.py:92:operator_remove_unary_ops:63a01080":
-        "which figure the faulty-gathers instrument prints: its ok (which the row's outcome reads) is computed "
-        "apart from the figure",
     "realstate/processes/soak/judge.py:27:operator_number:8861bd6a":
         "the cleaned-temporaries count a replica row starts with: overwritten by the read, or left on an unreadable "
         "replica, whose row fails anyway; only the soak's table prints it",

@@ -95,3 +95,10 @@ def test_a_comparison_that_fails_on_a_control_is_no_rejection(monkeypatch: pytes
     results, digest = _results(2)
     seen = gather_controls(results, digest)
     assert not seen["ok"] and all(f.startswith("no verdict (IndexError") for f in seen["controls"].values())
+
+
+def test_controls_that_were_never_run_are_no_rejection(monkeypatch: pytest.MonkeyPatch) -> None:
+    results, digest = _results(2)
+    monkeypatch.setattr(faulty_gathers, "faulty_gathers", lambda rs: {name: None for name in faulty_gathers.FAULTS})
+    seen = gather_controls(results, digest)
+    assert not seen["ok"] and seen["figure"].endswith("(did not reject a faulty gather: 0 of 3 controls were run)")

@@ -75,9 +75,9 @@ def faulty_gathers(results: list[dict[str, Any]]) -> dict[str, list[dict[str, An
 
 
 def gather_controls(results: list[dict[str, Any]], launcher_digest: str) -> dict[str, Any]:
-    """The instrument's account: every applicable control rejected by the comparison of ranks
-    (``ok``; one control needs no second rank, so one always applies), each control's fate, and
-    the figure that says so."""
+    """The instrument's account: as many controls rejected by the comparison of ranks as apply
+    (``ok``: all three with two ranks or more, the one that needs no other rank with one), each
+    control's fate, and the figure that says so."""
     fates: dict[str, str] = {}
     for name, control in faulty_gathers(results).items():
         if control is None:
@@ -89,6 +89,9 @@ def gather_controls(results: list[dict[str, Any]], launcher_digest: str) -> dict
             fates[name] = f"no verdict ({type(exc).__name__}: {exc})"[:200]
     missed = [name for name, fate in fates.items() if fate not in ("rejected", NOT_APPLICABLE)]
     rejected = sum(fate == "rejected" for fate in fates.values())
-    figure = (f"{rejected} faulty gather(s) rejected by the comparison of ranks" if not missed else
-              f"blind instrument: the comparison of ranks (did not reject a faulty gather: {'; '.join(missed)})")
-    return {"ok": not missed, "controls": fates, "figure": figure}
+    applicable = len(FAULTS) if len(results) >= 2 else 1  # counted from the ranks, not from the fates
+    ok = rejected == applicable
+    why = "; ".join(missed) or f"{rejected} of {applicable} controls were run"
+    figure = (f"{rejected} faulty gather(s) rejected by the comparison of ranks" if ok else
+              f"blind instrument: the comparison of ranks (did not reject a faulty gather: {why})")
+    return {"ok": ok, "controls": fates, "figure": figure}
