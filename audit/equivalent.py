@@ -417,11 +417,6 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
                "weakened: every product caller passes pieces that fit, so verify cannot see it; "
                "tests/test_realstate_fragment_render.py pins the refusal")
 
-_AGREE_WEAKENED = ("the ranks' agreement no longer requires every one of its cross-checks (one set digest, one gathered "
-                   "list, the gathered digests the ranks' own) once others hold: with the launcher's digest matched "
-                   "they are redundant unless the gather itself is faulty, which no replicate run injects")
-_HOSTILE_LAYOUT = ("a directory store's guard against a hostile layout (symlinks, a store nested in a store, foreign "
-                   "entries): the soak builds none, so its runs cannot see it; tests/test_hostile_stores.py covers the guards")
 
 # Survivors that are NOT equivalent: gaps left open, each with why (docs/RESULTS.md lists them).
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
@@ -431,14 +426,14 @@ GAPS: dict[str, str] = {
     "modelcheck/gossip_verdict.py:114:operator_swap_op:5b32db65":
         "a same-set comparison with one side's digest missing counted only when both are: the correct verdict "
         "fills every digest, so a second fault is needed to show; tests/test_gossip_reference.py pins it",
-    "realstate/processes/replicate/agreement.py:33:operator_swap_op:07538693": _AGREE_WEAKENED,
-    "realstate/processes/replicate/agreement.py:33:operator_swap_op:694fdbc3": _AGREE_WEAKENED,
-    "realstate/processes/replicate/agreement.py:33:operator_swap_op:8e3f93aa": _AGREE_WEAKENED,
-    "realstate/exchange/stores/directory.py:66:operator_name:a521bdf9": _HOSTILE_LAYOUT,
-    "realstate/exchange/stores/directory.py:184:operator_keywords:140d1afd": _HOSTILE_LAYOUT,
-    "realstate/exchange/stores/directory.py:227:operator_name:64ab81f8": _HOSTILE_LAYOUT,
-    "realstate/exchange/stores/directory.py:255:operator_swap_op:4647c900":
-        "the directory fsync after a rename skipped on POSIX: only a power loss shows it, which no soak fault causes",
+    "realstate/processes/soak/neighbour.py:169:operator_augmented_assignment:e166fea1":
+        "the neighbour's verdict keeps only the last planted replica's violations: a run with every replica clean "
+        "looks the same, so only a second fault (a guard broken in a replica judged before another) shows it; "
+        "tests/test_soak_store_faults.py pins it with two replicas, the first one broken",
+    "realstate/processes/replicate/faulty_gathers.py:92:operator_if_exp:662c3263":
+        "the faulty gathers expect all three controls with one rank too: a one-rank run would report the "
+        "comparison blind (a false alarm, never a pass), and the audit's replicate runs two ranks; "
+        "tests/test_replicate_faulty_gathers.py pins the one-rank case",
     "realstate/kernel/order_value.py:285:operator_swap_op:ce17238f": _FSUM_PATH,
     "realstate/kernel/order_value.py:288:operator_swap_op:722b2153": _FSUM_PATH,
     "realstate/kernel/rope.py:216:operator_swap_op:f0fbb311": _SPAN_CHECK,

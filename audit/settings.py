@@ -14,7 +14,7 @@ REACH_PARTS = PARTS
 # --fail-fast only where the command has it
 PART_FLAGS: dict[str, tuple[str, ...]] = {
     "soak": ("--replicas", "3", "--s3-replicas", "1", "--agents", "2", "--fragments", "3", "--gossipers", "1",
-             "--merges", "8", "--faults", "6", "--max-seconds", "30"),
+             "--merges", "8", "--faults", "7", "--max-seconds", "30"),
     "replicate": ("--ranks", "2"),
     "bench": ("--geometry", "qwen3-tiny", "--quick", "--no-figures", "--bootstrap", "100"),
 }

@@ -93,9 +93,9 @@ _CHECKING = ("check", "realstate")  # modelcheck's search and the oracle compari
 
 # The checkers' own files, a group apart (``canonmerge audit --targets instruments``) so that
 # verify's ratio stays comparable: modelcheck's search, unions, shards, coverage watcher and canaries
-# (run by check, and by realstate's order rows), the oracle comparison, the soak's judge, ledger and
-# directory store (run by soak), the distributed replay's agreement (replicate), and the bench's
-# structural rows (bench).
+# (run by check, and by realstate's order rows), the oracle comparison, the soak's judge, ledger,
+# directory store, hostile neighbour's verdict and power-loss model (run by soak), the distributed
+# replay's agreement and faulty gathers (replicate), and the bench's structural rows (bench).
 INSTRUMENT_TARGETS: tuple[Target, ...] = (
     Target("modelcheck/order_checks.py", {"OrderChecks.minimize": TRACES, "OrderChecks.c3_trace": TRACES,
                                           "OrderChecks._engine_trace": TRACES}, _CHECKING),
@@ -117,7 +117,10 @@ INSTRUMENT_TARGETS: tuple[Target, ...] = (
     Target("realstate/processes/soak/judge.py", parts=("soak",)),
     Target("realstate/processes/soak/ledger.py", parts=("soak",)),
     Target("realstate/exchange/stores/directory.py", {"_os_problem": REPORTING}, ("soak",)),
+    Target("realstate/processes/soak/neighbour.py", parts=("soak",)),
+    Target("realstate/processes/soak/power.py", parts=("soak",)),
     Target("realstate/processes/replicate/agreement.py", parts=("replicate",)),
+    Target("realstate/processes/replicate/faulty_gathers.py", parts=("replicate",)),
     Target("realstate/bench/structural.py", parts=("bench",)),
 )
 

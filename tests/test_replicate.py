@@ -3,8 +3,10 @@ fragments in their own order with re-deliveries and drops, and agree on one rend
 the render ordering by arrival (planted in the engine's source, on a scratch copy) they do not,
 and the command fails.  Every run also proves its instruments could see: a canary rank that
 renders differently must be reported by the same comparison of ranks, and the ranks' delivery
-orders must differ; a comparison that checks each rank against itself and a schedule that gives
-every rank one order (planted in the source) are caught by those rows."""
+orders must differ, and faulty gathers built from the run's own data must each be rejected; a
+comparison that checks each rank against itself, a schedule that gives every rank one order and
+a comparison that no longer requires one set digest once the render digests agree (planted in
+the source) are caught by those rows."""
 
 from __future__ import annotations
 
@@ -36,6 +38,10 @@ BLIND_COMPARISON = Patch(  # each rank's verdict against itself, merged per rank
     "    matches_launcher = digests == {launcher_digest}\n",
     "    agree = all(r[\"digest\"] == r[\"gathered_digests\"][r[\"rank\"]] for r in results)\n"
     "    matches_launcher = launcher_digest in digests\n")
+SETS_OPTIONAL = Patch(  # one render digest suffices: the set and gather cross-checks become optional
+    "realstate/processes/replicate/agreement.py",
+    "    agree = len(digests) == 1 and len(sets) == 1 and",
+    "    agree = len(digests) == 1 or len(sets) == 1 and")
 ONE_ORDER = Patch(  # every rank delivers in rank 0's order
     "realstate/processes/replicate/rank.py",
     "order = first_orders(count, max(world, rank + 1), seed)[rank]",
@@ -114,6 +120,20 @@ def test_a_blind_comparison_and_ranks_in_one_order_are_caught(synthetic_store: P
     assert "blind instrument: the delivery schedule" in result["figure"]
     orders = result["details"]["instruments"]["delivery orders"]
     assert (orders["distinct"], orders["needed"]) == (1, 2)
+    assert "Traceback" not in out.stderr
+
+
+def test_a_comparison_that_skips_its_cross_checks_is_caught_by_the_faulty_gathers(
+        synthetic_store: Path, tmp_path: Path) -> None:
+    scratch = ScratchCopy(tmp_path / "scratch").apply(SETS_OPTIONAL)
+    out = scratch.run("replicate", "--ranks", "2", "--store", str(synthetic_store), "--json", timeout=600)
+    assert out.returncode == 1, out.stderr[-2000:]
+    (result,) = json.loads(out.stdout)["parts"][0]["results"]
+    seen = result["details"]["instruments"]
+    assert result["outcome"] == "fails" and result["details"]["agree"] is True
+    assert seen["canary"]["ok"] and seen["delivery orders"]["ok"]  # neither of the others sees it
+    assert not seen["faulty gathers"]["ok"] and "accepted" in seen["faulty gathers"]["controls"].values()
+    assert "blind instrument: the comparison of ranks (did not reject a faulty gather" in result["figure"]
     assert "Traceback" not in out.stderr
 
 

@@ -1,9 +1,12 @@
 """``canonmerge soak``: a tiny run with every fault kind converges (exit 0), every fault kind
-lands mid-operation, and its instruments (the canary, the crash table) report that they could
-see; the same harness run on scratch copies with bugs planted in the source fails (exit 1):
-anti-entropy that skips a fragment, a judge that reads the acknowledged set back from the stores
-(seen by the canary), stores that write under the final name or clean live temporaries (seen by
-the crash table).  The default-size run is behind the ``soak`` marker (``python -m pytest -m soak``)."""
+lands mid-operation, and its instruments (the canary, the crash table, the power-loss model)
+report that they could see; the same harness run on scratch copies with bugs planted in the
+source fails (exit 1): anti-entropy that skips a fragment, a judge that reads the acknowledged
+set back from the stores (seen by the canary), stores that write under the final name or clean
+live temporaries (seen by the crash table), a clean of foreign entries that deletes a nested
+store (seen by the hostile neighbour's verdict) and a store that skips its directory fsync (seen
+by the power-loss model).  The default-size run is behind the ``soak`` marker (``python -m
+pytest -m soak``)."""
 
 from __future__ import annotations
 
@@ -26,14 +29,15 @@ JUDGE_FROM_STORES = Patch(  # the acknowledged set read back from the stores aft
 SMALL = ["--replicas", "2", "--s3-replicas", "0", "--agents", "2", "--fragments", "2", "--gossipers", "1",
          "--merges", "2", "--tokens", "4", "8", "--json"]
 TINY = ["--replicas", "2", "--s3-replicas", "1", "--agents", "1", "--fragments", "3", "--gossipers", "1",
-        "--merges", "4", "--faults", "6", "--tokens", "4", "16", "--max-seconds", "240"]
+        "--merges", "4", "--faults", "7", "--tokens", "4", "16", "--max-seconds", "240"]
 
 
 def test_the_fault_plan_is_seeded_bounded_and_spread_over_the_kinds() -> None:
-    settings = SoakSettings(faults=12, merges=10)
+    settings = SoakSettings(faults=14, merges=10)
     plan = plan_faults(settings)
     assert plan == plan_faults(settings)  # reproducible from the seed
     assert plan.counts == {k: 2 for k in FAULT_KINDS}
+    assert len(plan.planted_at) == 2 and max(plan.planted_at) < settings.agents * settings.fragments + 12
     assert len(plan.schedule) == 10 + 2  # the duplicates are extra deliveries
     assert all(dst != src for dst, src in plan.schedule)
     assert len(plan.kill_puts) == 2 and max(plan.kill_puts) < settings.agents * settings.fragments
@@ -45,13 +49,18 @@ def test_the_fault_plan_is_seeded_bounded_and_spread_over_the_kinds() -> None:
     assert sum(m.count("reorder-merges") for m in plan.marks) == 2
     no_s3 = plan_faults(SoakSettings(s3_replicas=0, faults=10))
     assert "restart-endpoint" not in no_s3.counts and sum(no_s3.counts.values()) == 10
+    all_s3 = plan_faults(SoakSettings(replicas=2, s3_replicas=2, faults=10))
+    assert "hostile-neighbour" not in all_s3.counts and sum(all_s3.counts.values()) == 10
     a, b = soak_fragment(0, 1, 2), soak_fragment(0, 1, 2)
     assert a.content_id == b.content_id != soak_fragment(1, 1, 2).content_id  # same bits everywhere
 
 
 def test_bad_soak_flags_are_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     for argv, says in ((["--replicas", "1"], "--replicas"), (["--s3-replicas", "5"], "--s3-replicas"),
-                       (["--tokens", "9", "3"], "--tokens 3: must be an integer in 9.."), (["--fault", "meteor"], "invalid choice")):
+                       (["--tokens", "9", "3"], "--tokens 3: must be an integer in 9.."),
+                       (["--fault", "meteor"], "invalid choice"),
+                       (["--replicas", "2", "--s3-replicas", "2", "--fault", "hostile-neighbour"],
+                        "needs at least one directory replica")):
         assert main(["soak", *argv, "--json"]) == 2
         document = json.loads(capsys.readouterr().out)
         assert document["exit_code"] == 2 and says in document["error"]["message"]
@@ -68,6 +77,8 @@ def test_a_tiny_soak_with_every_fault_kind_converges(capsys: pytest.CaptureFixtu
     assert data["faults_mid_operation"] == {k: 1 for k in FAULT_KINDS}  # and each landed mid-operation
     assert data["canary"]["seen"] and data["canary"]["reported_lost"] == [data["canary"]["lost_write"]]
     assert data["ledger_entries"] == 3 and data["crash_table"]["blind"] == []
+    assert data["power_loss"]["blind"] == [] and data["power_loss"]["violations"] == []
+    assert data["neighbour"] == {"planted": 1, "replicas": 1, "violations": [], "ok": True}
     assert data["verdict"]["sets"] == data["verdict"]["digests"] == 1
     assert data["verdict"]["acknowledged"] == 3 and data["verdict"]["lost"] == []
     assert data["operations"]["put acknowledged"] == 3
@@ -127,6 +138,29 @@ def test_the_soak_catches_a_planted_store(patch: Patch, says: str, tmp_path: Pat
     durable = _rows(out.stdout)[DURABLE]
     crashes = durable["details"]["crash_table"]
     assert durable["outcome"] == "fails" and any(says in v for v in crashes["violations"])
+    assert "Traceback" not in out.stderr
+
+
+REMOVES_NESTED = Patch("realstate/exchange/stores/directory.py",  # clean --foreign deletes a nested store
+                       "                    if nested is not None:\n", "                    if nested is None:\n")
+SKIPS_DIRECTORY_SYNC = Patch("realstate/exchange/stores/directory.py",  # no directory fsync on POSIX
+                             '        if os.name != "posix":\n', '        if os.name == "posix":\n')
+
+
+@pytest.mark.audit
+def test_a_weakened_foreign_clean_and_a_skipped_directory_sync_are_caught(tmp_path: Path) -> None:
+    """Two plants in one scratch run, each seen by its own check: the neighbour's verdict (C7)
+    and the power-loss model (C2, where the crash table also finds the step never reported)."""
+    scratch = ScratchCopy(tmp_path / "scratch").apply(REMOVES_NESTED, SKIPS_DIRECTORY_SYNC)
+    out = scratch.run("soak", *SMALL, "--faults", "1", "--fault", "hostile-neighbour", timeout=600)
+    assert out.returncode == 1, out.stderr[-2000:]
+    rows = _rows(out.stdout)
+    converge = rows["soak: real processes converge under faults"]
+    assert converge["outcome"] == "fails" and "hostile neighbour:" in converge["figure"]
+    assert any("clean --foreign" in v for v in converge["details"]["neighbour"]["violations"])
+    durable = rows[DURABLE]
+    assert durable["outcome"] == "fails" and "power loss: power lost after the put returned" in durable["figure"]
+    assert not durable["details"]["power_loss"]["ok"]
     assert "Traceback" not in out.stderr
 
 

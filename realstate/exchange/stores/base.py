@@ -45,7 +45,8 @@ StepHook = Callable[[str], None]
 
 def no_step(name: str) -> None:
     """The default step hook: nothing watches a store's steps but crash tests and the soak's
-    nemesis, which stop a writer at a chosen step (``FragmentStore.step``)."""
+    nemesis, which stop a writer at a chosen step, and the soak's power-loss model, which
+    records them (``FragmentStore.step``)."""
 
 
 def fragment_name(cid: bytes) -> str:

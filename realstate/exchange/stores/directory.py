@@ -249,9 +249,11 @@ class DirectoryStore(FragmentStore):
         except OSError as exc:
             raise FormatError(str(self.path / name), "store", f"cannot write: {_os_problem(exc)}") from None
         self._fsync_directory()
-        self.step("directory synced")
 
     def _fsync_directory(self) -> None:
+        """Make the renames and removals in the directory durable.  The step is reported only
+        once the fsync has returned, so that a step hook reads "directory synced" as a fact (the
+        soak's power-loss model keeps a rename only after it)."""
         if os.name != "posix":
             return  # directories cannot be opened for fsync elsewhere
         try:
@@ -262,6 +264,7 @@ class DirectoryStore(FragmentStore):
                 os.close(fd)
         except OSError as exc:
             raise FormatError(str(self.path), "store", f"cannot sync: {_os_problem(exc)}") from None
+        self.step("directory synced")
 
     def temporaries(self) -> list[str]:
         names = []
@@ -296,7 +299,6 @@ class DirectoryStore(FragmentStore):
                 raise FormatError(str(path), "temporary", f"cannot remove: {_os_problem(exc)}") from None
         if removed:
             self._fsync_directory()
-            self.step("directory synced")
         return removed
 
 

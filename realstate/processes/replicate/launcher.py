@@ -9,8 +9,9 @@ a fork server that has imported torch and transformers once, so start-up is paid
 rank.  What each rank does is in ``realstate.processes.replicate.rank``.  A rank that crashes or does
 not finish in time makes the result unknown (exit 1), never a pass.  The C7 row also needs the
 run's instruments to have seen (``agreement``): the canary round reported as a disagreement by
-the same comparison of ranks, and the ranks' delivery orders distinct; a blind one fails the
-row, naming itself."""
+the same comparison of ranks, the faulty gathers built from the run's own data each rejected by
+it (``faulty_gathers``), and the ranks' delivery orders distinct; a blind one fails the row, naming
+itself."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from typing import Any
 
 from realstate.processes import properties as P
 from realstate.processes.replicate.agreement import compare_ranks, distinct_orders
+from realstate.processes.replicate.faulty_gathers import gather_controls
 from spec import ArgumentError, InputError, Outcome, PartReport, Progress, Table, no_progress
 from spec.arguments import integer, number, seed
 from spec.interrupts import deferred_interrupts, start_forkserver_without_interrupts
@@ -198,6 +200,7 @@ def _report(settings: ReplicateSettings, source: str, count: int, launcher_diges
                              f"{len(canary.digests)} render digest(s)" if not canary.holds else
                              "blind instrument: the comparison of ranks (a rank that rendered differently "
                              "was not reported)"},
+        "faulty gathers": gather_controls(results, launcher_digest),
         "delivery orders": {"ok": orders == needed, "distinct": orders, "needed": needed,
                             "figure": f"{orders} distinct delivery order(s) (needed {needed})"
                                       + ("" if orders == needed else "; blind instrument: the delivery schedule "

@@ -5,16 +5,20 @@
 2. Fault phase: one driver thread per agent publishes that agent's fragments into its replica,
    retrying until acknowledged; anti-entropy drivers work through the merge schedule (random
    pairs, with duplicates and reordered windows planted); the nemesis kills workers mid-command,
-   restarts the gateway and tears uploads, at operations drawn from the seed.
+   restarts the gateway, tears uploads and plants a neighbour's entries into a directory replica
+   (``neighbour``), at operations drawn from the seed.
 3. Heal: no more faults; ring merges (each replica into the next, around twice) through the
    same worker code until a full pass adds nothing.
 4. Verdict (``judge``), from the stores themselves and the client's books: leftovers of killed
    writers cleaned (and counted); every replica fully validated; the same set everywhere; the
    same render digest everywhere; every put in the ledger (``ledger``: written by the driver at
-   acknowledgment time, outside the stores) present everywhere; nothing no agent published.
+   acknowledgment time, outside the stores) present everywhere; nothing no agent published;
+   the neighbour's entries neither read nor touched, and ``clean --foreign`` removing exactly
+   what it may.
 5. Instruments that prove they could see: the canary (an acknowledged write deleted from a
-   replica of its own must be reported lost by the same judge) and the crash table
-   (``crashes``: a directory put and clean SIGKILLed at each step, with its negative controls).
+   replica of its own must be reported lost by the same judge), the crash table (``crashes``:
+   a directory put and clean SIGKILLed at each step) and the power-loss model (``power``: a
+   directory put's crash states after a power failure), each with its negative controls.
 
 C7 holds when the sets and digests agree; C2 (nothing lost: a merge only adds) when every
 acknowledged put is present on every replica.  Anything that prevents the verdict (the time
@@ -39,8 +43,10 @@ from realstate.processes.soak.endpoint import MotoEndpoint, client_environment, 
 from realstate.processes.soak.gateway import Gateway
 from realstate.processes.soak.judge import canary_verdict, judge, lose
 from realstate.processes.soak.ledger import Ledger
-from realstate.processes.soak.nemesis import FaultPlan, plan_faults, restart_gateway, torn_upload
+from realstate.processes.soak.neighbour import Planted, neighbour_verdict, plant
+from realstate.processes.soak.nemesis import FaultPlan, plan_faults, restart_gateway, torn_upload, wait_busy
 from realstate.processes.soak.outcome import soak_report
+from realstate.processes.soak.power import PowerTable, power_table
 from realstate.processes.soak.processes import Worker, WorkerDied, WorkerPool
 from realstate.processes.soak.settings import SoakSettings
 from realstate.processes.soak.synthetic import soak_fragment
@@ -91,6 +97,10 @@ class Soak:
         self._nemesis_threads: list[threading.Thread] = []
         self.heal_slot: list[Worker] | None = None
         self.s3_in_flight = 0  # S3 operations sent and not yet answered (under tally.lock)
+        self.busy: Counter[str] = Counter()  # operations in flight per replica location (under tally.lock)
+        self.planted: list[tuple[Planted, dict[str, str]]] = []
+        self.neighbours: dict[str, Any] | None = None
+        self.power: PowerTable | None = None
         self.ledger: Ledger | None = None
         self.crashes: CrashTable | None = None
         self.canary: dict[str, Any] | None = None
@@ -133,9 +143,9 @@ class Soak:
 
     # -- the fault phase ----------------------------------------------------------------------
 
-    def _next_op(self) -> None:
-        """Number the operation; fire the nemesis's own faults planned for this number (in their
-        own threads, so they overlap the operation being sent)."""
+    def _next_op(self, locations: tuple[str, ...]) -> None:
+        """Number the operation (on the replicas at ``locations``); fire the nemesis's own faults
+        planned for this number (in their own threads, so they overlap the operation being sent)."""
         with self._op_lock:
             k = self._op_number
             self._op_number += 1
@@ -143,6 +153,8 @@ class Soak:
             self._nemesis(self._restart)
         if k in self.plan.torn_at:
             self._nemesis(self._tear)
+        if k in self.plan.planted_at:
+            self._nemesis(lambda: self._plant(locations, k))
 
     def _nemesis(self, fault: Callable[[], None]) -> None:
         thread = threading.Thread(target=fault, daemon=True)
@@ -170,6 +182,27 @@ class Soak:
             self.tally.faults["torn-upload"] += 1
             self.tally.mid_operation["torn-upload"] += 1
             self.tally.events.append(f"torn upload into {replica}: {what}")
+
+    def _plant(self, locations: tuple[str, ...], number: int) -> None:
+        """A neighbour's entries into a directory replica of this operation (any directory
+        replica when it has none), once an operation on that replica is in flight."""
+        s = self.settings
+        with self.tally.lock:
+            directories = [r for r in locations if not is_s3_url(r)] or [r for r in self.replicas if not is_s3_url(r)]
+            replica = directories[self.rng.randrange(len(directories))]
+        outsider = soak_fragment(s.seed, s.agents + 2 + number, 0, s.shape)  # no agent publishes it
+        busy = wait_busy(lambda: self.busy[replica] > 0)
+        try:
+            planted = plant(Path(replica), self.workdir / f"neighbour-{number}", outsider, str(number))
+        except OSError as exc:
+            self.tally.error(f"hostile neighbour: {exc}")
+            return
+        with self.tally.lock:
+            self.planted.append(planted)
+            self.tally.faults["hostile-neighbour"] += 1
+            self.tally.mid_operation["hostile-neighbour"] += busy
+            self.tally.events.append(f"hostile neighbour into {replica}: a link, a file, a directory, a nested store"
+                                     + ("" if busy else " (no operation on it in flight)"))
 
     def _kill_step(self, kind: str, planned: int | None, location: str) -> int | None:
         """The step a kill of this operation lands at: the plan's (folded onto the steps the store
@@ -207,8 +240,10 @@ class Soak:
     def _run_op(self, slot: list[Worker], command: dict[str, Any], kind: str) -> dict[str, Any] | None:
         assert self.pool is not None
         s3 = any(str(command.get(k, "")).startswith("s3://") for k in ("store", "dst", "src"))
+        locations = [str(command[k]) for k in ("store", "dst", "src") if k in command]
         with self.tally.lock:
             self.s3_in_flight += s3
+            self.busy.update(locations)
         try:
             reply = self._command(slot[0], command, kind)
         except (WorkerDied, TimeoutError) as exc:
@@ -218,6 +253,7 @@ class Soak:
         finally:
             with self.tally.lock:
                 self.s3_in_flight -= s3
+                self.busy.subtract(locations)
         if reply is None:
             slot[0] = self.pool.take()
         return reply
@@ -234,7 +270,7 @@ class Soak:
                 self.out_of_time = True
                 return None
             if faults:
-                self._next_op()
+                self._next_op((replica,))
             self.tally.count(f"{label} sent")
             step = self._kill_step("kill-put", planned_kill if attempt == 0 else None, replica) if faults else None
             reply = self._run_op(slot, {"op": "put", "store": replica, "agent": agent, "index": index,
@@ -285,7 +321,7 @@ class Soak:
             if time.monotonic() > self.deadline:
                 self.out_of_time = True
                 return
-            self._next_op()
+            self._next_op((self.replicas[dst], self.replicas[src]))
             planned = self.plan.kill_merges.get(number)
             if self._merge(slot, dst, src, planned) is not None and planned is not None:
                 self._merge(slot, dst, src, None)  # the kill found it over: again, killed when it has listed
@@ -345,6 +381,10 @@ class Soak:
         assert self.ledger is not None
         return judge(self.replicas, self.ledger.path, self._generated(range(self.settings.agents)), self.s3_client)
 
+    def judge_neighbours(self, verdict: dict[str, Any]) -> dict[str, Any]:
+        """The neighbour's entries after the run, then ``clean --foreign`` (``neighbour``)."""
+        return neighbour_verdict(self.planted, verdict["replicas"])
+
     def run_canary(self) -> dict[str, Any]:
         """One acknowledged write into a replica of its own, deleted, then judged (module doc)."""
         assert self.pool is not None
@@ -364,6 +404,10 @@ class Soak:
     def run_crash_table(self) -> CrashTable:
         s = self.settings
         return crash_table(self.workdir / "crash-table", soak_fragment(s.seed, s.agents + 1, 0, s.shape))
+
+    def run_power_table(self) -> PowerTable:
+        s = self.settings
+        return power_table(self.workdir / "power-loss", soak_fragment(s.seed, s.agents + 1, 0, s.shape))
 
 
 def _credentials(env: dict[str, str]) -> dict[str, str]:
@@ -392,10 +436,12 @@ def run_soak(settings: SoakSettings, progress: Progress = no_progress, workdir: 
 
     try:
         soak.crashes = phase("crash table", soak.run_crash_table)  # forks: before any thread starts
+        soak.power = phase("power loss", soak.run_power_table)
         phase("set-up", soak.set_up)
         phase("fault phase", soak.fault_phase)
         heal_passes = phase("heal", soak.heal)
         verdict = phase("verdict", soak.judge)
+        soak.neighbours = phase("neighbour", lambda: soak.judge_neighbours(verdict))
         soak.canary = phase("canary", soak.run_canary)
     finally:
         soak.tear_down()

@@ -5,8 +5,9 @@ count; their timing against the real processes is not (that is the point).  Proc
 carried out by the harness's drivers: a killed command carries a step number, and the worker
 SIGKILLs itself at that step of its write (so the kill lands mid-operation for certain; one
 that finds its operation over before that step is owed to the next operation of its kind).  The
-nemesis itself restarts the endpoint's gateway (waiting for a transfer to be in flight) and
-performs torn uploads.  Duplicated and reordered merges are marked in the schedule, so the run
+nemesis itself restarts the endpoint's gateway (waiting for a transfer to be in flight),
+performs torn uploads and plants a neighbour's entries into a directory replica (waiting for an
+operation on it to be in flight; ``neighbour``).  Duplicated and reordered merges are marked in the schedule, so the run
 counts those that were actually delivered."""
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class FaultPlan:
     kill_merges: dict[int, int] = field(default_factory=dict)  # merge number -> step to kill it at
     restarts_at: set[int] = field(default_factory=set)  # operation numbers at which the gateway restarts
     torn_at: set[int] = field(default_factory=set)  # operation numbers at which an upload is torn
+    planted_at: set[int] = field(default_factory=set)  # operation numbers at which a neighbour plants entries
     schedule: list[tuple[int, int]] = field(default_factory=list)  # merges: (dst, src) replica numbers
     marks: list[tuple[str, ...]] = field(default_factory=list)  # per merge: the schedule faults it carries
     counts: dict[str, int] = field(default_factory=dict)
@@ -77,9 +79,11 @@ def plan_faults(settings: SoakSettings) -> FaultPlan:
     kill_merges = rng.sample(range(len(schedule)), min(len(schedule), counts.get("kill-merge", 0)))
     restarts_at = set(rng.sample(range(operations), min(operations, counts.get("restart-endpoint", 0))))
     torn_at = set(rng.sample(range(operations), min(operations, counts.get("torn-upload", 0))))
-    return FaultPlan(kill_puts=_steps(kill_puts, 1 + rng.randrange(len(PUT_STEPS))),
-                     kill_merges=_steps(kill_merges, 1 + rng.randrange(len(PUT_STEPS) + 1)),  # a merge lists first
-                     restarts_at=restarts_at, torn_at=torn_at, schedule=schedule, marks=marks, counts=counts)
+    put_steps = _steps(kill_puts, 1 + rng.randrange(len(PUT_STEPS)))
+    merge_steps = _steps(kill_merges, 1 + rng.randrange(len(PUT_STEPS) + 1))  # a merge lists first
+    planted_at = set(rng.sample(range(operations), min(operations, counts.get("hostile-neighbour", 0))))
+    return FaultPlan(kill_puts=put_steps, kill_merges=merge_steps, restarts_at=restarts_at, torn_at=torn_at,
+                     planted_at=planted_at, schedule=schedule, marks=marks, counts=counts)
 
 
 def restart_gateway(gateway: Gateway, rng: random.Random, in_flight: Callable[[], bool],
@@ -98,6 +102,14 @@ def restart_gateway(gateway: Gateway, rng: random.Random, in_flight: Callable[[]
         gateway.start()
         gateway.restarts += 1
     return busy
+
+
+def wait_busy(busy: Callable[[], bool], wait_s: float = 5.0) -> bool:
+    """Wait up to ``wait_s`` for ``busy``; returns whether it held at the end."""
+    deadline = time.monotonic() + wait_s
+    while not busy() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    return busy()
 
 
 def torn_upload(location: str, gateway: Gateway | None, settings: SoakSettings, agent: int, index: int) -> str:

@@ -1,9 +1,11 @@
 """The soak's report: its rows under the claims, its tables and its JSON data.
 
-The verdict (C7: one set and one digest everywhere; C2: nothing acknowledged lost) holds only if
-the instruments behind it could see: the nemesis (every planned fault kind landed mid-operation)
-for C7; the canary (the judge reported the write it was meant to find lost) and the crash table
-(no invariant broken, its controls reported, every step reached) for C2.  A blind instrument
+The verdict (C7: one set and one digest everywhere, and a neighbour's planted entries neither
+read nor touched; C2: nothing acknowledged lost) holds only if the instruments behind it could
+see: the nemesis (every planned fault kind landed mid-operation) for C7; the canary (the judge
+reported the write it was meant to find lost), the crash table (no invariant broken, its
+controls reported, every step reached) and the power-loss model (no acknowledged put lost nor
+torn, its controls reported) for C2.  A blind instrument
 fails the row it stands behind, naming itself in the figure, so the run exits 1; the JSON has
 each instrument's own account under ``instruments``."""
 
@@ -39,6 +41,18 @@ def instruments(soak: Any) -> dict[str, dict[str, Any]]:
         elif table.blind:
             figure = f"blind instrument: the crash table ({table.blind[0]})"
         found["crash table"] = {"ok": not table.violations and not table.blind, "figure": figure, **table.to_json()}
+    power = soak.power
+    if power is None:
+        found["power loss"] = {"ok": False, "figure": "the power-loss model did not run"}
+    else:
+        figure = (f"power loss after each of {len(power.put.trace)} steps of a put: {power.put.states} crash "
+                  f"state(s), {len(power.violations)} invariant(s) broken, {len(power.controls)} negative "
+                  f"controls reported")
+        if power.violations:
+            figure = f"power loss: {power.violations[0]} (+{len(power.violations) - 1} more)"
+        elif power.blind:
+            figure = f"blind instrument: the power-loss model ({power.blind[0]})"
+        found["power loss"] = {"ok": not power.violations and not power.blind, "figure": figure, **power.to_json()}
     planned = [k for k in FAULT_KINDS if plan.counts.get(k, 0)]
     missed = [k for k in planned if not tally.mid_operation.get(k, 0)]
     found["nemesis"] = {
@@ -72,6 +86,8 @@ def soak_report(settings: SoakSettings, soak: Any, verdict: dict[str, Any] | Non
                             "planned_faults": soak.plan.counts, "errors": tally.errors, "events": tally.events[:50],
                             "ledger_entries": ledger_lines, "canary": soak.canary,
                             "crash_table": soak.crashes.to_json() if soak.crashes is not None else None,
+                            "power_loss": soak.power.to_json() if soak.power is not None else None,
+                            "neighbour": soak.neighbours,
                             "seconds": round(seconds, 2), "out_of_time": soak.out_of_time}
     if soak.out_of_time:
         notes.append(f"the time budget (--max-seconds {settings.max_seconds:g}) ran out during the fault phase; "
@@ -89,27 +105,33 @@ def soak_report(settings: SoakSettings, soak: Any, verdict: dict[str, Any] | Non
                           "ok" if r["verify_ok"] else ("UNREADABLE" if r["error"] else "CORRUPT")]
                          for r in verdict["replicas"]]))
     left = sum(r["temporaries_left"] for r in verdict["replicas"])
+    neighbour = soak.neighbours or {"ok": False, "violations": ["the neighbour's entries were not judged"]}
     converged = (verdict["sets"] == 1 and verdict["digests"] == 1 and verdict["union"] > 0 and left == 0
-                 and all(r["verify_ok"] for r in verdict["replicas"]) and not verdict["unreadable"])
+                 and all(r["verify_ok"] for r in verdict["replicas"]) and not verdict["unreadable"]
+                 and neighbour["ok"])
     faults = sum(tally.faults.values())
     figure = (f"{len(soak.replicas)} replicas: {verdict['sets']} set(s), {verdict['digests']} render digest(s) "
               f"/ {sum(v for k, v in tally.ops.items() if k.endswith('sent'))} ops, {faults} faults"
               + (f"; {len(verdict['unreadable'])} replica(s) unreadable" if verdict["unreadable"] else "")
-              + (f"; {left} temporaries survived a clean with age 0" if left else ""))
+              + (f"; {left} temporaries survived a clean with age 0" if left else "")
+              + ("" if neighbour["ok"] else f"; hostile neighbour: {(neighbour['violations'] or ['no verdict'])[0]}"
+                 + (f" (+{len(neighbour['violations']) - 1} more)" if len(neighbour["violations"]) > 1 else "")))
     books_agree = ledger_lines == tally.ops.get("put acknowledged", 0)
     safe = not verdict["lost"] and not verdict["invented"] and books_agree
     seen = instruments(soak)
     data["instruments"] = seen
-    nemesis, canary, crashes = seen["nemesis"], seen["canary"], seen["crash table"]
+    nemesis, canary, crashes, power = seen["nemesis"], seen["canary"], seen["crash table"], seen["power loss"]
     durable = (f"{verdict['acknowledged']} acknowledged (ledger), {len(verdict['lost'])} lost, "
                f"{len(verdict['invented'])} never published"
                + ("" if books_agree else f"; the ledger holds {ledger_lines} entries for "
                   f"{tally.ops.get('put acknowledged', 0)} acknowledgments"))
     results = [
         P.SOAK_CONVERGE.holds_if(converged and nemesis["ok"], _with(figure, nemesis), seconds,
-                                 sets=verdict["sets"], digests=verdict["digests"], nemesis=nemesis),
-        P.SOAK_DURABLE.holds_if(safe and canary["ok"] and crashes["ok"], _with(durable, canary, crashes), 0.0,
-                                lost=verdict["lost"][:10], invented=verdict["invented"][:10], canary=canary,
-                                crash_table=crashes),
+                                 sets=verdict["sets"], digests=verdict["digests"], nemesis=nemesis,
+                                 neighbour=neighbour),
+        P.SOAK_DURABLE.holds_if(safe and canary["ok"] and crashes["ok"] and power["ok"],
+                                _with(durable, canary, crashes, power), 0.0, lost=verdict["lost"][:10],
+                                invented=verdict["invented"][:10], canary=canary, crash_table=crashes,
+                                power_loss=power),
     ]
     return PartReport(PART, results, tables, data, notes)

@@ -18,7 +18,8 @@ class FragmentShape:
     min_tokens: int = 8
     max_tokens: int = 64
 
-FAULT_KINDS = ("kill-put", "kill-merge", "restart-endpoint", "torn-upload", "duplicate-merge", "reorder-merges")
+FAULT_KINDS = ("kill-put", "kill-merge", "restart-endpoint", "torn-upload", "duplicate-merge", "reorder-merges",
+               "hostile-neighbour")
 FAULT_HELP = {
     "kill-put": "SIGKILL of an agent process while it puts a fragment (the put is then retried by a fresh process)",
     "kill-merge": "SIGKILL of an anti-entropy process while it merges (the merge is abandoned)",
@@ -27,6 +28,9 @@ FAULT_HELP = {
                    "half-written temporary a killed writer leaves in a directory store",
     "duplicate-merge": "a scheduled merge delivered a second time, later",
     "reorder-merges": "a window of the merge schedule reversed",
+    "hostile-neighbour": "a neighbour's entries planted into a directory replica while an operation on it is in "
+                         "flight: a link named like a fragment pointing outside, a file, a directory linking to a "
+                         "store outside, a store made inside the replica",
 }
 
 
@@ -61,6 +65,9 @@ class SoakSettings:
             raise ArgumentError("kinds", unknown[0], f"is not one of {', '.join(FAULT_KINDS)}")
         if self.s3_replicas == 0 and self.kinds == ("restart-endpoint",) and self.faults:
             raise ArgumentError("kinds", "restart-endpoint", "needs at least one S3 replica (s3_replicas)")
+        if self.s3_replicas == self.replicas and self.kinds == ("hostile-neighbour",) and self.faults:
+            raise ArgumentError("kinds", "hostile-neighbour", "needs at least one directory replica (s3_replicas "
+                                                              "below replicas)")
         number("max_seconds", self.max_seconds, 1.0, 3600.0)
         number("op_timeout_s", self.op_timeout_s, 1.0, 600.0)
         shape = self.shape
@@ -75,4 +82,5 @@ class SoakSettings:
     def active_kinds(self) -> tuple[str, ...]:
         """The fault kinds that can happen in this configuration."""
         return tuple(k for k in self.kinds if not (k == "restart-endpoint" and self.s3_replicas == 0)
+                     and not (k == "hostile-neighbour" and self.s3_replicas == self.replicas)
                      and not (k in ("duplicate-merge", "reorder-merges", "kill-merge") and self.merges == 0))

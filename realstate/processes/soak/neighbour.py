@@ -1,0 +1,173 @@
+"""A hostile or careless neighbour: entries planted into a directory replica mid-run, and the
+verdict on what the store did with them.
+
+Why: a directory replica lives where other people and programs can write.  The store's contract
+(``DirectoryStore``'s module doc) is that anything but its marker, its fragment files and
+writers' temporaries is a foreign entry: skipped by listing, named, never fatal, never read
+through, removed only by ``store clean --foreign`` and even then never when it holds a replica
+store.  A run that never meets such entries cannot see those guards weakened, so the nemesis
+plants, while an operation on that replica is in flight, one case of each guard:
+
+- a symbolic link named like a fragment (``<id>.cmfrag``), pointing at a valid fragment file
+  outside every store, of an id no agent publishes;
+- a foreign file;
+- a foreign directory holding a symbolic link to a replica store outside (the directory holds
+  no store itself: the link is not followed);
+- a replica store made inside the replica by hand.
+
+The outsider's own material (the fragment file and the store the links point at) lives outside
+every replica.  The verdict, after the run's own (``judge``), for every replica planted into:
+
+1. every planted entry and all the outsider's material exactly as planted after the whole run
+   (merges, heal, the judge's clean of temporaries), by a tree digest that reads links and
+   never follows them;
+2. the replica's foreign entries exactly the planted ones;
+3. the link's id in no replica's set, and ``get`` of it refused (never read through the link);
+4. ``remove_foreign`` (``store clean --foreign``) removes exactly the link, the file and the
+   directory, keeps exactly the nested store, and leaves the replica's fragments, the nested
+   store and the outsider's material as they were."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from realstate.exchange.fragment_file import fragment_to_bytes
+from realstate.exchange.stores import MARKER_NAME, MARKER_TEXT, DirectoryStore, fragment_name
+from realstate.kernel.fragment import Fragment
+from spec import InputError, content_id_hex
+
+
+def tree_digest(roots: Iterable[Path]) -> dict[str, str]:
+    """Path -> what is there, for every entry at or below each root: a link's target (read,
+    never followed), a directory, a file's SHA-256, or absent."""
+    found: dict[str, str] = {}
+
+    def one(path: Path) -> None:
+        try:
+            info = os.lstat(path)
+        except FileNotFoundError:
+            found[str(path)] = "absent"
+            return
+        if stat.S_ISLNK(info.st_mode):
+            found[str(path)] = f"link to {os.readlink(path)}"
+        elif stat.S_ISDIR(info.st_mode):
+            found[str(path)] = "directory"
+            for child in sorted(os.listdir(path)):
+                one(path / child)
+        elif stat.S_ISREG(info.st_mode):
+            found[str(path)] = "file " + hashlib.sha256(path.read_bytes()).hexdigest()
+        else:
+            found[str(path)] = "special"
+
+    for root in roots:
+        one(root)
+    return found
+
+
+@dataclass(frozen=True)
+class Planted:
+    """What one neighbour planted into ``replica`` (paths), and the outsider's material."""
+
+    replica: str
+    link_id: str  # the id the link is named after (hex)
+    link: str
+    file: str
+    directory: str
+    nested: str
+    outside: str
+
+    @property
+    def removable(self) -> set[str]:
+        return {self.link, self.file, self.directory}
+
+    @property
+    def roots(self) -> list[Path]:
+        return [Path(p) for p in (self.link, self.file, self.directory, self.nested, self.outside)]
+
+
+def _hand_made_store(path: Path, data: bytes, name: str) -> None:
+    """A store as someone makes it by hand, without the library: a marker and a fragment file."""
+    path.mkdir()
+    (path / MARKER_NAME).write_text(MARKER_TEXT, encoding="ascii")
+    (path / name).write_bytes(data)
+
+
+def plant(replica: Path, outside: Path, outsider: Fragment, tag: str) -> tuple[Planted, dict[str, str]]:
+    """Plant the four entries (module doc) into ``replica``, the outsider's material into
+    ``outside`` (which must lie outside every replica); returns them and their tree digest."""
+    data = fragment_to_bytes(outsider)
+    name = fragment_name(outsider.content_id)
+    outside.mkdir(parents=True)
+    (outside / name).write_bytes(data)
+    _hand_made_store(outside / "store", data, name)
+    planted = Planted(str(replica), content_id_hex(outsider.content_id), str(replica / name),
+                      str(replica / f"neighbour-{tag}.txt"), str(replica / f"neighbour-{tag}"),
+                      str(replica / f"nested-{tag}"), str(outside))
+    Path(planted.link).symlink_to(outside / name)
+    Path(planted.file).write_text("a neighbour's notes\n", encoding="ascii")
+    Path(planted.directory).mkdir()
+    (Path(planted.directory) / "elsewhere").symlink_to(outside / "store", target_is_directory=True)
+    _hand_made_store(Path(planted.nested), data, name)
+    return planted, tree_digest(planted.roots)
+
+
+def _changed(before: dict[str, str], roots: Iterable[Path]) -> list[str]:
+    after = tree_digest(roots)
+    wanted = {k: v for k, v in before.items() if any(k == str(r) or k.startswith(f"{r}/") for r in roots)}
+    return sorted(k for k in wanted.keys() | after.keys() if wanted.get(k, "absent") != after.get(k, "absent"))
+
+
+def _replica_verdict(replica: str, plants: list[tuple[Planted, dict[str, str]]],
+                     rows: list[dict[str, Any]]) -> list[str]:
+    problems: list[str] = []
+    for p, digest in plants:
+        changed = _changed(digest, p.roots)
+        if changed:
+            problems.append(f"the neighbour's entries changed during the run: {changed[:3]}")
+        held = [r["replica"] for r in rows if p.link_id in r["ids"]]
+        if held:
+            problems.append(f"the link {p.link} was read as a fragment: its id is in {held[:2]}")
+    store = DirectoryStore(replica)
+    planted = {e for p, _ in plants for e in (*p.removable, p.nested)}
+    foreign = {where for where, _ in store.foreign()}
+    if foreign != planted:
+        problems.append(f"foreign entries not as planted: unplanted {sorted(foreign - planted)[:3]}, "
+                        f"not named {sorted(planted - foreign)[:3]}")
+    for p, _ in plants:
+        try:
+            store.get(p.link_id)
+            problems.append(f"get followed the link {p.link} out of the store and served the fragment")
+        except (InputError, KeyError):
+            pass  # refused: the link is not the store's
+    fragments = store.listing()
+    removed, kept = store.remove_foreign()
+    if set(removed) != {e for p, _ in plants for e in p.removable}:
+        problems.append(f"clean --foreign removed {sorted(removed)[:4]}, not exactly the link, file and directory")
+    if {where for where, _ in kept} != {p.nested for p, _ in plants}:
+        problems.append(f"clean --foreign kept {sorted(w for w, _ in kept)[:3]}, not exactly the nested store")
+    if store.listing() != fragments:
+        problems.append("clean --foreign changed the replica's fragments")
+    for p, digest in plants:
+        changed = _changed(digest, [Path(p.nested), Path(p.outside)])
+        if changed:
+            problems.append(f"clean --foreign touched the nested store or the outsider's material: {changed[:3]}")
+    return problems
+
+
+def neighbour_verdict(planted: list[tuple[Planted, dict[str, str]]], rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The verdict on every replica planted into (module doc); ``rows`` are the judge's."""
+    violations: list[str] = []
+    for replica in sorted({p.replica for p, _ in planted}):
+        mine = [(p, d) for p, d in planted if p.replica == replica]
+        try:
+            violations += [f"{replica}: {v}" for v in _replica_verdict(replica, mine, rows)]
+        except (InputError, OSError) as exc:
+            violations.append(f"{replica}: the replica could not be judged: {str(exc)[:200]}")
+    return {"planted": len(planted), "replicas": len({p.replica for p, _ in planted}),
+            "violations": violations[:20], "ok": not violations}
