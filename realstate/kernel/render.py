@@ -92,11 +92,16 @@ BATCH_ELEMENTS = 1 << 16
 _BATCHED_REENCODE: dict[Callable[..., None], Callable[..., torch.Tensor]] = {reencode_into: render_keys}
 
 
+# a Placement made by tuple's own constructor: the named tuple's generated ``__new__`` is a Python
+# call, and a checker lays out every fragment of every ordering it renders (8 per ordering at N = 8)
+_new_placement = tuple.__new__
+
+
 def layout(ordered: Sequence[Fragment], base: int = 0) -> list[Placement]:
     """Offsets o_1 = base, o_{i+1} = o_i + n_i."""
     placements, offset = [], base
     for f in ordered:
-        placements.append(Placement(f, offset))
+        placements.append(_new_placement(Placement, (f, offset)))
         offset += f.tokens
     return placements
 
