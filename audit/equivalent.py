@@ -94,24 +94,24 @@ EQUIVALENT: dict[str, str] = {
         "_store_rounded's device test only decides whether the NaN test is asked before the canonical-NaN "
         "fill: a float32 sum is NaN whenever one of its terms is, so the fill still runs wherever a NaN "
         "is, on every device, and writes the same bits",
-    "realstate/kernel/fused.py:170:operator_keywords:c84a718d": _HALF_TEST,
-    "realstate/kernel/fused.py:170:operator_name:f125f303": _HALF_TEST,
-    "realstate/kernel/fused.py:170:operator_swap_op:2d1bb49b": _HALF_TEST,
-    "realstate/kernel/fused.py:170:operator_swap_op:939a72bb": _HALF_TEST,
-    "realstate/kernel/fused.py:170:operator_swap_op:f9ad63a0": _HALF_TEST,
-    "realstate/kernel/fused.py:174:operator_name:d2fa31b0": "the float32 kernel's IEEE-half flag, which it never reads",
-    "realstate/kernel/fused.py:186:operator_keywords:8ed86946": _KERNEL_PATH + " (every float dtype has a kernel here, so "
+    "realstate/kernel/fused.py:171:operator_keywords:c84a718d": _HALF_TEST,
+    "realstate/kernel/fused.py:171:operator_name:f125f303": _HALF_TEST,
+    "realstate/kernel/fused.py:171:operator_swap_op:2d1bb49b": _HALF_TEST,
+    "realstate/kernel/fused.py:171:operator_swap_op:939a72bb": _HALF_TEST,
+    "realstate/kernel/fused.py:171:operator_swap_op:f9ad63a0": _HALF_TEST,
+    "realstate/kernel/fused.py:175:operator_name:d2fa31b0": "the float32 kernel's IEEE-half flag, which it never reads",
+    "realstate/kernel/fused.py:187:operator_keywords:8ed86946": _KERNEL_PATH + " (every float dtype has a kernel here, so "
                                                           "the inverted test sends them all to torch's path)",
-    "realstate/kernel/fused.py:186:operator_swap_op:8110d4a2": _KERNEL_PATH + " (realstate.kernel.rope.fused_kernel returns None "
+    "realstate/kernel/fused.py:187:operator_swap_op:8110d4a2": _KERNEL_PATH + " (realstate.kernel.rope.fused_kernel returns None "
                                                          "for a tensor off the CPU before it asks applies)",
     "realstate/kernel/engine.py:44:operator_name:8963f59e": _KERNEL_PATH,
     "realstate/kernel/engine.py:82:operator_name:5796ce3f": _KERNEL_PATH + " (the torch engines then take the kernel too)",
-    "realstate/kernel/fused.py:101:operator_name:cbc94ee1": _KERNEL_COMPILE,
-    "realstate/kernel/fused.py:101:operator_name:d2fa8e43": _KERNEL_COMPILE,
-    "realstate/kernel/fused.py:103:operator_name:92fc4987": _KERNEL_COMPILE,
-    "realstate/kernel/fused.py:211:operator_if_exp:dda0d475": _KERNEL_THREADS,
-    "realstate/kernel/fused.py:211:operator_number:54afc918": _KERNEL_THREADS,
-    "realstate/kernel/fused.py:212:operator_number:56b7ae09": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:102:operator_name:cbc94ee1": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:102:operator_name:d2fa8e43": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:104:operator_name:92fc4987": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:212:operator_if_exp:dda0d475": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:212:operator_number:54afc918": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:213:operator_number:56b7ae09": _KERNEL_THREADS,
     "realstate/kernel/rope.py:48:operator_keywords:7ef2f4e3": _KERNEL_PATH,
     "realstate/kernel/rope.py:170:operator_name:7caa48e2": _KERNEL_PATH,
     "realstate/kernel/rope.py:207:operator_name:e876d23c": _KERNEL_PATH,
@@ -121,14 +121,14 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/rope.py:267:operator_swap_op:25309151": _KERNEL_PATH + " (with numba, a CUDA tensor is still refused by "
                                                        "realstate.kernel.fused.applies)",
     "realstate/kernel/rope.py:270:operator_if_exp:36efa2b4": _KERNEL_PATH,
-    "realstate/kernel/render.py:82:operator_number:23022ce0": _BATCH_SIZE,
-    "realstate/kernel/render.py:82:operator_number:8d39cd7d": _BATCH_SIZE,
-    "realstate/kernel/render.py:82:operator_swap_op:1e6f094d": _BATCH_SIZE,
-    "realstate/kernel/render.py:171:operator_if_exp:17cbf727": _BATCH_SIZE,
-    "realstate/kernel/render.py:174:operator_swap_op:29ae1fbe": _BATCH_SIZE,
-    "realstate/kernel/render.py:174:operator_swap_op:676321b2": _BATCH_SIZE,
-    "realstate/kernel/render.py:174:operator_swap_op:b055ccb9": _BATCH_SIZE,
-    "realstate/kernel/render.py:174:operator_swap_op:d0ecc40c": _BATCH_SIZE,
+    "realstate/kernel/render.py:89:operator_number:23022ce0": _BATCH_SIZE,
+    "realstate/kernel/render.py:89:operator_number:8d39cd7d": _BATCH_SIZE,
+    "realstate/kernel/render.py:89:operator_swap_op:1e6f094d": _BATCH_SIZE,
+    "realstate/kernel/render.py:183:operator_if_exp:17cbf727": _BATCH_SIZE,
+    "realstate/kernel/render.py:186:operator_swap_op:29ae1fbe": _BATCH_SIZE,
+    "realstate/kernel/render.py:186:operator_swap_op:676321b2": _BATCH_SIZE,
+    "realstate/kernel/render.py:186:operator_swap_op:b055ccb9": _BATCH_SIZE,
+    "realstate/kernel/render.py:186:operator_swap_op:d0ecc40c": _BATCH_SIZE,
     "realstate/kernel/rope.py:342:operator_swap_op:f8be3c19":
         "_rotate_run also copying a piece's empty overlap with a chunk (lo == hi): an empty copy writes nothing",
     "realstate/kernel/rope.py:328:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
@@ -221,7 +221,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/rope.py:46:operator_number:071f8317":
         "_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
         "one hold the same values",
-    "realstate/kernel/render.py:292:operator_number:0838a5d0":
+    "realstate/kernel/render.py:306:operator_number:0838a5d0":
         "naive_concat's default base: the naive render re-encodes nothing, so its bytes do not depend on the "
         "base, and the base is not part of the DynamicCache it returns",
     "realstate/kernel/order_value.py:60:operator_number:a4cd0307":
@@ -270,7 +270,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/order_value.py:212:operator_number:182e5c01": _PATH_CHOICE,
     "realstate/kernel/order_value.py:212:operator_swap_op:026f15c0": _PATH_CHOICE,
     "realstate/kernel/order_value.py:212:operator_swap_op:be035880": _PATH_CHOICE,
-    "realstate/kernel/render.py:132:operator_swap_op:5295901b": _ONE_DEVICE,
+    "realstate/kernel/render.py:144:operator_swap_op:5295901b": _ONE_DEVICE,
     "spec/fragment_set.py:26:operator_number:2fda3295":
         "the seed of the 'shuffled' iteration order: any seed is a shuffle; the correct render passes under "
         "every order",
@@ -339,8 +339,8 @@ EQUIVALENT: dict[str, str] = {
         "GossipResult.depth's start value: depth is max(depth, d + 1) over the moves explored, so any exploration "
         "with a move reports the same depth, and only the gossip table and JSON print it",
     "modelcheck/gossip_model.py:196:operator_number:52749f52": _TRACE_ONLY,
-    "modelcheck/order_checks.py:136:operator_number:69a7cf15": _DIGEST_FIGURE,
-    "modelcheck/shards.py:309:operator_swap_op:44cde09d":
+    "modelcheck/order_checks.py:139:operator_number:69a7cf15": _DIGEST_FIGURE,
+    "modelcheck/shards.py:324:operator_swap_op:44cde09d":
         "which shard details reach the merged tally's JSON (a C4 witness, the digests-per-set figure, recomputed "
         "across shards anyway): Check.tally decides from checked and found, never from details",
     "modelcheck/canary.py:33:operator_number:1db91237":
@@ -366,12 +366,12 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/order_checks.py:54:operator_if_exp:d43e3607":
         "a head swap that changes nothing returned as its own twin: _with_twin finds it among the universe's "
         "descriptions (the fragment itself, or an equal copy with the same id) and the sets checked are the same",
-    "modelcheck/order_checks.py:185:operator_swap_op:02451960": "the engine-order row's seconds: " + _DISPLAY,
+    "modelcheck/order_checks.py:188:operator_swap_op:02451960": "the engine-order row's seconds: " + _DISPLAY,
     "modelcheck/shards.py:45:operator_number:5573b670":
         "LAW_RENDERS, an estimate of a shard's weight: it orders the shards (largest first), not what they check",
-    "modelcheck/shards.py:258:operator_swap_op:2650b739":
+    "modelcheck/shards.py:273:operator_swap_op:2650b739":
         "a shard's CPU seconds: printed, and the canaries' share of them is reported in the JSON; no row reads it",
-    "modelcheck/shards.py:342:operator_swap_op:26a7df6f":
+    "modelcheck/shards.py:357:operator_swap_op:26a7df6f":
         "the per-set violation sum that tells a split from a shard's own finding is only tested for zero, and a "
         "sum of non-negative counts is zero exactly when its negation is",
     "modelcheck/universe_search.py:50:operator_number:be07f6be":
@@ -392,8 +392,8 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/rope.py:188:operator_if_exp:013e3fa3": _KERNEL_PATH,
     "realstate/kernel/rope.py:188:operator_if_exp:6a689833": _KERNEL_PATH,
     "realstate/kernel/rope.py:267:operator_remove_unary_ops:efccf4fc": _KERNEL_PATH,
-    "realstate/kernel/render.py:126:operator_swap_op:9c1b8979": _ONE_DEVICE,
-    "realstate/kernel/render.py:130:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
+    "realstate/kernel/render.py:138:operator_swap_op:9c1b8979": _ONE_DEVICE,
+    "realstate/kernel/render.py:142:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
 }
 
 _EMPTY_AXIS = ("m's shape check weakened for an empty token or head axis: such keys still fail (range() with step 0, "
