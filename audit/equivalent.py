@@ -14,6 +14,10 @@ _EXPORT_ONLY = ("the SMT-LIB logic is only written into files `prove --smt2` exp
                 "solver run by prove never reads it")
 _PREFER = "Goal.prefer only shapes a counterexample (small ids, plain floats); it never takes part in a verdict"
 
+_BATCH_DIGEST = ("which of two computations of one digest Rendered.digest takes: the batch's BatchContentIds "
+                 "slice or content_id_of on the render's own tensors hash the same bytes under the same header "
+                 "(tests/test_realstate_batch_ids.py); the guard only keeps a render whose tensors were replaced "
+                 "off the batch's bytes, and no product caller replaces them")
 _DISPLAY = ("only what a row prints or its JSON details (a figure, a count's key name, a default seconds "
             "value, rounding of seconds): no outcome and no exit code reads it")
 _ONLY_SELECTION = ("spec.registered with a claim id, or across parts, is read only by `canonmerge claims` (display) "
@@ -129,6 +133,10 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/render.py:186:operator_swap_op:676321b2": _BATCH_SIZE,
     "realstate/kernel/render.py:186:operator_swap_op:b055ccb9": _BATCH_SIZE,
     "realstate/kernel/render.py:186:operator_swap_op:d0ecc40c": _BATCH_SIZE,
+    "realstate/kernel/render.py:62:operator_keywords:e43ded62": _BATCH_DIGEST,
+    "realstate/kernel/render.py:62:operator_keywords:58b912a1": _BATCH_DIGEST,
+    "realstate/kernel/render.py:62:operator_number:330f0bad": _BATCH_DIGEST,
+    "realstate/kernel/render.py:62:operator_swap_op:79579e3d": _BATCH_DIGEST,
     "realstate/kernel/rope.py:342:operator_swap_op:f8be3c19":
         "_rotate_run also copying a piece's empty overlap with a chunk (lo == hi): an empty copy writes nothing",
     "realstate/kernel/rope.py:328:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
