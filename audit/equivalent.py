@@ -387,6 +387,10 @@ EQUIVALENT: dict[str, str] = {
         "held universe)",
     "modelcheck/universe_search.py:89:operator_swap_op:44c70224": "the count of renders: " + _DISPLAY,
     "modelcheck/universe_search.py:95:operator_swap_op:21536ea5": "the count of renders: " + _DISPLAY,
+    "modelcheck/universe_search.py:172:operator_augmented_assignment:8fba9440":
+        "the oracle row's count of renders compared (never 0 once a batch ran, so never UNKNOWN): " + _DISPLAY,
+    "modelcheck/universe_search.py:172:operator_swap_op:3a07900e":
+        "the oracle row's count of renders compared (never 0 once a batch ran, so never UNKNOWN): " + _DISPLAY,
     "realstate/processes/soak/judge.py:27:operator_number:8861bd6a":
         "the cleaned-temporaries count a replica row starts with: overwritten by the read, or left on an unreadable "
         "replica, whose row fails anyway; only the soak's table prints it",
