@@ -14,6 +14,10 @@ _EXPORT_ONLY = ("the SMT-LIB logic is only written into files `prove --smt2` exp
                 "solver run by prove never reads it")
 _PREFER = "Goal.prefer only shapes a counterexample (small ids, plain floats); it never takes part in a verdict"
 
+_BATCH_DIGEST = ("which of two computations of one digest Rendered.digest takes: the batch's BatchContentIds "
+                 "slice or content_id_of on the render's own tensors hash the same bytes under the same header "
+                 "(tests/test_realstate_batch_ids.py); the guard only keeps a render whose tensors were replaced "
+                 "off the batch's bytes, and no product caller replaces them")
 _DISPLAY = ("only what a row prints or its JSON details (a figure, a count's key name, a default seconds "
             "value, rounding of seconds): no outcome and no exit code reads it")
 _ONLY_SELECTION = ("spec.registered with a claim id, or across parts, is read only by `canonmerge claims` (display) "
@@ -94,24 +98,24 @@ EQUIVALENT: dict[str, str] = {
         "_store_rounded's device test only decides whether the NaN test is asked before the canonical-NaN "
         "fill: a float32 sum is NaN whenever one of its terms is, so the fill still runs wherever a NaN "
         "is, on every device, and writes the same bits",
-    "realstate/kernel/fused.py:170:operator_keywords:c84a718d": _HALF_TEST,
-    "realstate/kernel/fused.py:170:operator_name:f125f303": _HALF_TEST,
-    "realstate/kernel/fused.py:170:operator_swap_op:2d1bb49b": _HALF_TEST,
-    "realstate/kernel/fused.py:170:operator_swap_op:939a72bb": _HALF_TEST,
-    "realstate/kernel/fused.py:170:operator_swap_op:f9ad63a0": _HALF_TEST,
-    "realstate/kernel/fused.py:174:operator_name:d2fa31b0": "the float32 kernel's IEEE-half flag, which it never reads",
-    "realstate/kernel/fused.py:186:operator_keywords:8ed86946": _KERNEL_PATH + " (every float dtype has a kernel here, so "
+    "realstate/kernel/fused.py:171:operator_keywords:c84a718d": _HALF_TEST,
+    "realstate/kernel/fused.py:171:operator_name:f125f303": _HALF_TEST,
+    "realstate/kernel/fused.py:171:operator_swap_op:2d1bb49b": _HALF_TEST,
+    "realstate/kernel/fused.py:171:operator_swap_op:939a72bb": _HALF_TEST,
+    "realstate/kernel/fused.py:171:operator_swap_op:f9ad63a0": _HALF_TEST,
+    "realstate/kernel/fused.py:175:operator_name:d2fa31b0": "the float32 kernel's IEEE-half flag, which it never reads",
+    "realstate/kernel/fused.py:187:operator_keywords:8ed86946": _KERNEL_PATH + " (every float dtype has a kernel here, so "
                                                           "the inverted test sends them all to torch's path)",
-    "realstate/kernel/fused.py:186:operator_swap_op:8110d4a2": _KERNEL_PATH + " (realstate.kernel.rope.fused_kernel returns None "
+    "realstate/kernel/fused.py:187:operator_swap_op:8110d4a2": _KERNEL_PATH + " (realstate.kernel.rope.fused_kernel returns None "
                                                          "for a tensor off the CPU before it asks applies)",
     "realstate/kernel/engine.py:44:operator_name:8963f59e": _KERNEL_PATH,
     "realstate/kernel/engine.py:82:operator_name:5796ce3f": _KERNEL_PATH + " (the torch engines then take the kernel too)",
-    "realstate/kernel/fused.py:101:operator_name:cbc94ee1": _KERNEL_COMPILE,
-    "realstate/kernel/fused.py:101:operator_name:d2fa8e43": _KERNEL_COMPILE,
-    "realstate/kernel/fused.py:103:operator_name:92fc4987": _KERNEL_COMPILE,
-    "realstate/kernel/fused.py:211:operator_if_exp:dda0d475": _KERNEL_THREADS,
-    "realstate/kernel/fused.py:211:operator_number:54afc918": _KERNEL_THREADS,
-    "realstate/kernel/fused.py:212:operator_number:56b7ae09": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:102:operator_name:cbc94ee1": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:102:operator_name:d2fa8e43": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:104:operator_name:92fc4987": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:212:operator_if_exp:dda0d475": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:212:operator_number:54afc918": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:213:operator_number:56b7ae09": _KERNEL_THREADS,
     "realstate/kernel/rope.py:48:operator_keywords:7ef2f4e3": _KERNEL_PATH,
     "realstate/kernel/rope.py:170:operator_name:7caa48e2": _KERNEL_PATH,
     "realstate/kernel/rope.py:207:operator_name:e876d23c": _KERNEL_PATH,
@@ -121,14 +125,18 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/rope.py:267:operator_swap_op:25309151": _KERNEL_PATH + " (with numba, a CUDA tensor is still refused by "
                                                        "realstate.kernel.fused.applies)",
     "realstate/kernel/rope.py:270:operator_if_exp:36efa2b4": _KERNEL_PATH,
-    "realstate/kernel/render.py:82:operator_number:23022ce0": _BATCH_SIZE,
-    "realstate/kernel/render.py:82:operator_number:8d39cd7d": _BATCH_SIZE,
-    "realstate/kernel/render.py:82:operator_swap_op:1e6f094d": _BATCH_SIZE,
-    "realstate/kernel/render.py:171:operator_if_exp:17cbf727": _BATCH_SIZE,
-    "realstate/kernel/render.py:174:operator_swap_op:29ae1fbe": _BATCH_SIZE,
-    "realstate/kernel/render.py:174:operator_swap_op:676321b2": _BATCH_SIZE,
-    "realstate/kernel/render.py:174:operator_swap_op:b055ccb9": _BATCH_SIZE,
-    "realstate/kernel/render.py:174:operator_swap_op:d0ecc40c": _BATCH_SIZE,
+    "realstate/kernel/render.py:89:operator_number:23022ce0": _BATCH_SIZE,
+    "realstate/kernel/render.py:89:operator_number:8d39cd7d": _BATCH_SIZE,
+    "realstate/kernel/render.py:89:operator_swap_op:1e6f094d": _BATCH_SIZE,
+    "realstate/kernel/render.py:183:operator_if_exp:17cbf727": _BATCH_SIZE,
+    "realstate/kernel/render.py:186:operator_swap_op:29ae1fbe": _BATCH_SIZE,
+    "realstate/kernel/render.py:186:operator_swap_op:676321b2": _BATCH_SIZE,
+    "realstate/kernel/render.py:186:operator_swap_op:b055ccb9": _BATCH_SIZE,
+    "realstate/kernel/render.py:186:operator_swap_op:d0ecc40c": _BATCH_SIZE,
+    "realstate/kernel/render.py:62:operator_keywords:e43ded62": _BATCH_DIGEST,
+    "realstate/kernel/render.py:62:operator_keywords:58b912a1": _BATCH_DIGEST,
+    "realstate/kernel/render.py:62:operator_number:330f0bad": _BATCH_DIGEST,
+    "realstate/kernel/render.py:62:operator_swap_op:79579e3d": _BATCH_DIGEST,
     "realstate/kernel/rope.py:342:operator_swap_op:f8be3c19":
         "_rotate_run also copying a piece's empty overlap with a chunk (lo == hi): an empty copy writes nothing",
     "realstate/kernel/rope.py:328:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
@@ -221,7 +229,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/rope.py:46:operator_number:071f8317":
         "_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
         "one hold the same values",
-    "realstate/kernel/render.py:292:operator_number:0838a5d0":
+    "realstate/kernel/render.py:306:operator_number:0838a5d0":
         "naive_concat's default base: the naive render re-encodes nothing, so its bytes do not depend on the "
         "base, and the base is not part of the DynamicCache it returns",
     "realstate/kernel/order_value.py:60:operator_number:a4cd0307":
@@ -270,7 +278,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/order_value.py:212:operator_number:182e5c01": _PATH_CHOICE,
     "realstate/kernel/order_value.py:212:operator_swap_op:026f15c0": _PATH_CHOICE,
     "realstate/kernel/order_value.py:212:operator_swap_op:be035880": _PATH_CHOICE,
-    "realstate/kernel/render.py:132:operator_swap_op:5295901b": _ONE_DEVICE,
+    "realstate/kernel/render.py:144:operator_swap_op:5295901b": _ONE_DEVICE,
     "spec/fragment_set.py:26:operator_number:2fda3295":
         "the seed of the 'shuffled' iteration order: any seed is a shuffle; the correct render passes under "
         "every order",
@@ -339,8 +347,8 @@ EQUIVALENT: dict[str, str] = {
         "GossipResult.depth's start value: depth is max(depth, d + 1) over the moves explored, so any exploration "
         "with a move reports the same depth, and only the gossip table and JSON print it",
     "modelcheck/gossip_model.py:196:operator_number:52749f52": _TRACE_ONLY,
-    "modelcheck/order_checks.py:136:operator_number:69a7cf15": _DIGEST_FIGURE,
-    "modelcheck/shards.py:313:operator_swap_op:44cde09d":
+    "modelcheck/order_checks.py:139:operator_number:69a7cf15": _DIGEST_FIGURE,
+    "modelcheck/shards.py:328:operator_swap_op:44cde09d":
         "which shard details reach the merged tally's JSON (a C4 witness, the digests-per-set figure, recomputed "
         "across shards anyway): Check.tally decides from checked and found, never from details",
     "modelcheck/canary.py:37:operator_number:1db91237":
@@ -364,7 +372,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/order_checks.py:54:operator_if_exp:d43e3607":
         "a head swap that changes nothing returned as its own twin: _with_twin finds it among the universe's "
         "descriptions (the fragment itself, or an equal copy with the same id) and the sets checked are the same",
-    "modelcheck/order_checks.py:185:operator_swap_op:02451960": "the engine-order row's seconds: " + _DISPLAY,
+    "modelcheck/order_checks.py:188:operator_swap_op:02451960": "the engine-order row's seconds: " + _DISPLAY,
     "modelcheck/shards.py:45:operator_number:5573b670":
         "LAW_RENDERS, an estimate of a shard's weight: it orders the shards (largest first), not what they check",
     "modelcheck/shards.py:185:operator_swap_op:a61abc5c":
@@ -374,9 +382,9 @@ EQUIVALENT: dict[str, str] = {
         "the bag canary held to the closed form of no arity (0) instead of N = 2..3 (8): its 6 orders are off "
         "either, so the same comparison must flag it the same way; the record beside it (the canary equal to "
         "N = 3's closed form) and the run without the bag checks (held to 0) pin the arities themselves",
-    "modelcheck/shards.py:262:operator_swap_op:2650b739":
+    "modelcheck/shards.py:277:operator_swap_op:2650b739":
         "a shard's CPU seconds: printed, and the canaries' share of them is reported in the JSON; no row reads it",
-    "modelcheck/shards.py:346:operator_swap_op:26a7df6f":
+    "modelcheck/shards.py:361:operator_swap_op:26a7df6f":
         "the per-set violation sum that tells a split from a shard's own finding is only tested for zero, and a "
         "sum of non-negative counts is zero exactly when its negation is",
     "modelcheck/universe_search.py:50:operator_number:be07f6be":
@@ -384,6 +392,10 @@ EQUIVALENT: dict[str, str] = {
         "held universe)",
     "modelcheck/universe_search.py:89:operator_swap_op:44c70224": "the count of renders: " + _DISPLAY,
     "modelcheck/universe_search.py:95:operator_swap_op:21536ea5": "the count of renders: " + _DISPLAY,
+    "modelcheck/universe_search.py:172:operator_augmented_assignment:8fba9440":
+        "the oracle row's count of renders compared (never 0 once a batch ran, so never UNKNOWN): " + _DISPLAY,
+    "modelcheck/universe_search.py:172:operator_swap_op:3a07900e":
+        "the oracle row's count of renders compared (never 0 once a batch ran, so never UNKNOWN): " + _DISPLAY,
     "realstate/processes/soak/judge.py:27:operator_number:8861bd6a":
         "the cleaned-temporaries count a replica row starts with: overwritten by the read, or left on an unreadable "
         "replica, whose row fails anyway; only the soak's table prints it",
@@ -397,8 +409,8 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/rope.py:188:operator_if_exp:013e3fa3": _KERNEL_PATH,
     "realstate/kernel/rope.py:188:operator_if_exp:6a689833": _KERNEL_PATH,
     "realstate/kernel/rope.py:267:operator_remove_unary_ops:efccf4fc": _KERNEL_PATH,
-    "realstate/kernel/render.py:126:operator_swap_op:9c1b8979": _ONE_DEVICE,
-    "realstate/kernel/render.py:130:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
+    "realstate/kernel/render.py:138:operator_swap_op:9c1b8979": _ONE_DEVICE,
+    "realstate/kernel/render.py:142:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
 }
 
 _EMPTY_AXIS = ("m's shape check weakened for an empty token or head axis: such keys still fail (range() with step 0, "

@@ -161,15 +161,18 @@ class UniverseSearch:
             self._oracle_verdicts[key] = not found and again == digest
         return self._oracle_verdicts[key]
 
-    def oracle_check(self, indices: tuple[int, ...], expr: Callable[[], Expr], state: Any, digest: str) -> None:
-        """The render of ``state`` (the set of fragments ``indices``; ``expr()`` builds its
-        schedule, only for a trace) against the oracle's render of that set."""
+    def oracle_checks(self, indices: tuple[int, ...], to_expr: Callable[[Any], Expr],
+                      pairs: Sequence[tuple[Any, Any]], digests: Sequence[str]) -> None:
+        """The render of each (key, state) of a batch (``digests``, in order; every state holds the
+        set of fragments ``indices``; ``to_expr(key)`` builds its schedule, only for a trace)
+        against the oracle's render of that set: one call per batch, each render compared."""
         if not self.use_oracle:
             return
         tally = self.tallies.of(P.ORACLE, "renders")
-        tally.checked += 1
-        if not self._agrees("canonical", indices, state, digest):
-            self.fail(tally, lambda: self._oracle_trace(expr(), indices))
+        tally.checked += len(digests)
+        for (key, state), digest in zip(pairs, digests):
+            if not self._agrees("canonical", indices, state, digest):
+                self.fail(tally, lambda k=key: self._oracle_trace(to_expr(k), indices))
 
     def oracle_bag_check(self, order: Sequence[int], digest: str) -> None:
         if not self.use_oracle:

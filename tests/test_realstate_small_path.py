@@ -76,3 +76,20 @@ def test_the_comparison_sees_a_difference():
     changed = canonical_render(frags, 2)
     changed.keys.view(torch.int16)[0, 0, -1, 0] += 1
     assert changed.digest() != reference.digest()
+
+
+@pytest.mark.parametrize("dtype", fused.DTYPES)
+def test_rotate_rows_writes_where_the_keys_lie_and_refuses_a_strided_buffer(dtype):
+    """The kernel writes through a view of the tensor's own bytes: the tensor handed in holds
+    the rotated keys afterwards (those of the torch path), and a buffer that cannot be viewed so
+    (strided) is refused, never rotated in a copy."""
+    sources = [adversarial_keys(dtype, (3, 2, n, HEAD_DIM), seed) for seed, n in enumerate((4, 3))]
+    spans = ((4, 5), (3, -2))
+    dest = torch.cat(sources, dim=2)
+    runs, cos, sin = rope._row_plan(INV_FREQ, spans, 7)
+    fused.rotate_rows(dest, runs, cos, sin)
+    want = rope.render_keys(sources, spans, INV_FREQ, fused=False)
+    assert torch.equal(_bits(dest), _bits(want))
+    strided = torch.cat(sources, dim=2).transpose(0, 1)
+    with pytest.raises(ValueError, match="contiguous"):
+        fused.rotate_rows(strided, runs, cos, sin)

@@ -22,6 +22,7 @@ parallel loops).  Compiled on first use (about 2 s), cached on disk."""
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections.abc import Sequence
 
@@ -236,6 +237,16 @@ def rotate_rows(dest: torch.Tensor, runs: np.ndarray, cos: np.ndarray, sin: np.n
     ``cos[t]`` and ``sin[t]`` ([T, D]).  What small renders use: one call for the whole render,
     after the keys were concatenated in place (``realstate.kernel.rope.render_keys``)."""
     kernel, element, ieee_half = _ROW_KERNELS[dest.dtype]
-    buf = _array(dest, element)
-    buf.shape = (-1, *buf.shape[2:])  # in place: numpy raises rather than copy
-    kernel(buf, runs, cos, sin, ieee_half)
+    kernel(_rows(dest, element), runs, cos, sin, ieee_half)
+
+
+def _rows(t: torch.Tensor, as_type: type) -> np.ndarray:
+    """``t`` [L, H, T, D] as a numpy [L·H, T, D] view of its bytes read as ``as_type``, for the
+    kernel to write into where they lie: straight from the data pointer (the caller holds ``t``),
+    one call where torch's view, its numpy bridge and numpy's view make three, a microsecond of a
+    tiny render.  Only a contiguous CPU buffer can be viewed so (``render_keys`` hands over its
+    fresh concatenation); anything else is refused rather than rotated in a copy."""
+    if not (t.is_cpu and t.is_contiguous()):
+        raise ValueError("rotate_rows rotates a contiguous CPU tensor where it lies")
+    flat = np.frombuffer((ctypes.c_char * t.nbytes).from_address(t.data_ptr()), as_type)
+    return flat.reshape(-1, t.shape[2], t.shape[3])

@@ -13,7 +13,7 @@ Merging never re-encodes; only a render does, once, from the stored positions.""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 import torch
@@ -21,7 +21,7 @@ import torch
 from realstate.kernel.adapter import cache_from_tensors
 from realstate.kernel.engine import CANONICAL, Engine
 from realstate.kernel.fingerprint import Fingerprint
-from realstate.kernel.fragment import Fragment, content_id_of
+from realstate.kernel.fragment import BatchContentIds, Fragment, content_id_of
 from realstate.kernel.rope import reencode_into, render_keys
 from realstate.kernel.threads import limited
 from spec import InputError
@@ -47,6 +47,10 @@ class Rendered:
     keys: torch.Tensor
     values: torch.Tensor
     layout: list[Placement]
+    # a render written in a batch: the batch's ids, this render's slice, and the tensors that slice
+    # is (a render whose tensors were replaced since is hashed from them instead)
+    batch: tuple[BatchContentIds, int, torch.Tensor, torch.Tensor] | None = field(default=None, repr=False,
+                                                                                  compare=False)
 
     @property
     def tokens(self) -> int:
@@ -54,6 +58,9 @@ class Rendered:
 
     def digest(self) -> str:
         """SHA-256 (hex) of the rendered bytes, with the same framing as a content id."""
+        batch = self.batch
+        if batch is not None and batch[2] is self.keys and batch[3] is self.values:
+            return batch[0].of(batch[1]).hex()
         return content_id_of(self.fingerprint, self.base, self.keys, self.values).hex()
 
     def to_cache(self) -> DynamicCache:
@@ -85,11 +92,16 @@ BATCH_ELEMENTS = 1 << 16
 _BATCHED_REENCODE: dict[Callable[..., None], Callable[..., torch.Tensor]] = {reencode_into: render_keys}
 
 
+# a Placement made by tuple's own constructor: the named tuple's generated ``__new__`` is a Python
+# call, and a checker lays out every fragment of every ordering it renders (8 per ordering at N = 8)
+_new_placement = tuple.__new__
+
+
 def layout(ordered: Sequence[Fragment], base: int = 0) -> list[Placement]:
     """Offsets o_1 = base, o_{i+1} = o_i + n_i."""
     placements, offset = [], base
     for f in ordered:
-        placements.append(Placement(f, offset))
+        placements.append(_new_placement(Placement, (f, offset)))
         offset += f.tokens
     return placements
 
@@ -205,7 +217,9 @@ def _write_batch(batch: list[_Prepared], base: int, engine: Engine,
                    threads=engine.threads)
     keys = keys.view(count, -1, *keys.shape[1:])
     values = torch.cat([torch.stack(column) for column in zip(*(p.values for p in batch))], dim=3)
-    return [Rendered(fp, base, k, v, p.placements) for k, v, p in zip(keys.unbind(), values.unbind(), batch)]
+    ids = BatchContentIds(fp, base, keys, values)
+    return [Rendered(fp, base, k, v, p.placements, (ids, i, k, v))
+            for i, (k, v, p) in enumerate(zip(keys.unbind(), values.unbind(), batch))]
 
 
 def _render_each(p: _Prepared, base: int, engine: Engine) -> Rendered:
