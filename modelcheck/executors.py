@@ -125,7 +125,10 @@ class RayEngine:
         quiet = dict(include_dashboard=False, log_to_driver=False, logging_level=logging.ERROR)
         try:
             if self.address is None:
-                ray.init(num_cpus=self.workers or available_cores(), _node_ip_address="127.0.0.1", **quiet)
+                # address "local": a new Ray for this run, never one found on the machine (through
+                # RAY_ADDRESS or the last cluster started here), which ray.init() would join otherwise
+                ray.init(address="local", num_cpus=self.workers or available_cores(),
+                         _node_ip_address="127.0.0.1", **quiet)
             else:
                 modules = [__import__(p) for p in self.recipe.packages]
                 ray.init(address=self.address, runtime_env={"py_modules": modules}, **quiet)

@@ -118,8 +118,11 @@ def test_a_worker_running_other_code_is_refused(monkeypatch):
 
 
 @pytest.mark.ray
-def test_ray_local_equals_single_process():
+def test_ray_local_equals_single_process(monkeypatch):
+    """Also: the local engine starts its own Ray, whatever cluster the environment names (ray.init()
+    would otherwise join RAY_ADDRESS's, here one that does not answer)."""
     pytest.importorskip("ray")
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:9")
     one = modelcheck.run(planted_reference("no-tie-break"), **SMALL, workers=1)
     ray_run = modelcheck.run(None, **SMALL, engine="ray", workers=2, recipe=recipe("no-tie-break"))
     assert ray_run.data["engine"] == "ray"
