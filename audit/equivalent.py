@@ -354,7 +354,6 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/canary.py:37:operator_number:1db91237":
         "how the order-by-arrival canary's schedules are split into shards (by a prefix of 0 or 1): every schedule "
         "is still checked, and the coverage row compares the canary's count with its closed form",
-    "modelcheck/gossip_model.py:55:operator_number:278124d2": "GossipConfig.validate's bound on in_flight: " + _VALIDATION,
     "modelcheck/gossip_model.py:174:operator_augmented_assignment:ef13f238": _TRACE_ONLY,
     "modelcheck/gossip_model.py:176:operator_swap_op:0ff9abf5": _TRACE_ONLY,
     "modelcheck/gossip_model.py:197:operator_number:dd2bd5cb": _TRACE_ONLY,
@@ -411,6 +410,55 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/rope.py:267:operator_remove_unary_ops:efccf4fc": _KERNEL_PATH,
     "realstate/kernel/render.py:138:operator_swap_op:9c1b8979": _ONE_DEVICE,
     "realstate/kernel/render.py:142:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
+    # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
+    "modelcheck/coverage.py:221:operator_augmented_assignment:9e16d430":
+        "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
+        "count = distinct + invalid + repeated, so any repeat already fails the cell whatever this count says",
+    "modelcheck/gossip.py:65:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
+    "modelcheck/gossip_search.py:122:operator_if_exp:8a0f5211":
+        "the trace of a same-set violation also carries the fair exchange's moves after the violating state: the "
+        "verdict, its depth and pair are the same, and the replay (run on the canary's trace in every exploration) "
+        "still reproduces it",
+    "modelcheck/gossip_search.py:168:operator_remove_unary_ops:4576d651":
+        "when the pending nodes are checked (after every expansion instead of in batches): every reached node is "
+        "still checked, the rest by the final check_pending, with the counts recorded when it was reached",
+    "modelcheck/instruments.py:155:operator_remove_unary_ops:be6afa6a":
+        "which figure the arrival canary's row prints: its outcome is holds_if(not blind), whatever the figure",
+    "modelcheck/instruments.py:165:operator_remove_unary_ops:5dc5f6e2":
+        "which figure the shard canary's row prints: its outcome is holds_if(not missed), whatever the figure",
+    "modelcheck/order_checks.py:135:operator_number:fb026392":
+        "the universe table's violations column (+2 per differing render): the tally's found, counted by fail(), "
+        "decides the row",
+    "modelcheck/shards.py:44:operator_number:0dc28817":
+        "how N = 6 is split into shards (prefixes of 3 instead of 2): the coverage row holds every (universe, N, "
+        "family) count to its closed form whatever the split, and the audit's check stops at N = 5",
+    "modelcheck/shards.py:177:operator_swap_op:f0d3692b":
+        "canary shards also planned for a run that selects no C3 family: no row reads them (judge has no families "
+        "then), so only work is added",
+    "modelcheck/shards.py:354:operator_swap_op:fa992e01": "the merged render count: " + _DISPLAY,
+    "modelcheck/unions.py:114:operator_keywords:d32d33dd":
+        "at N = 1 there is one leaf order, so leaving the loop after it yields the same single tree as continuing",
+    "oracle/compare.py:55:operator_swap_op:e29ba9dc":
+        "the hex width a mismatch report prints elements with: only a failing comparison's text uses it",
+    "realstate/bench/structural.py:109:operator_swap_op:1f045ac5": "the witness cells' figure of the BagMerge row: " + _DISPLAY,
+    "realstate/exchange/stores/directory.py:74:operator_number:e81f33df":
+        "bytes per write call (1 or 2 MiB): a torn write leaves a prefix of blocks either way, which the reader "
+        "refuses, and the soak's fragments are smaller than either block",
+    "realstate/processes/replicate/faulty_gathers.py:47:operator_number:431f9315":
+        "which digest the longer-list control appends (the last or the one before): the list is one longer either "
+        "way, which is what the comparison must reject",
+    "realstate/processes/soak/judge.py:52:operator_if_exp:1851b9fc":
+        "the union of an empty ledger's sets: set().union() of nothing is the empty set, as the else branch gives",
+    "realstate/processes/soak/ledger.py:37:operator_name:b9dc5a12":
+        "the key order of a ledger line's JSON: read_ledger parses it by key",
+    "realstate/processes/soak/neighbour.py:132:operator_number:b538ce30": "how many changed entries a neighbour problem lists: " + _DISPLAY,
+    "realstate/processes/soak/neighbour.py:135:operator_number:c35e058a": "how many replicas a neighbour problem lists: " + _DISPLAY,
+    "realstate/processes/soak/power.py:77:operator_number:de225ee7":
+        "the temporary name of the sync-before-rename control (16 or 17 characters): the control is reported for "
+        "the rename it never makes durable, whatever its temporary is called (a 17-character one reads as a "
+        "foreign entry, which the store tolerates)",
+    "realstate/processes/soak/power.py:167:operator_name:4419bde6":
+        "the power-loss model's work directory made without parents: check_put's caller made its parent",
 }
 
 _EMPTY_AXIS = ("m's shape check weakened for an empty token or head axis: such keys still fail (range() with step 0, "
@@ -434,6 +482,38 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
+    # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
+    "modelcheck/gossip_symmetry.py:100:operator_swap_op:67437388":
+        "the orbit key without its relabelled message list: on the audited configurations the replicas' "
+        "signatures already fix the message endpoints, so no two states merge wrongly; where they would, the merge "
+        "proofs report the run blind (a false alarm, never a pass)",
+    "modelcheck/gossip_verdict.py:121:operator_if_exp:067b0780":
+        "an exchanged state's missing digests no longer counted: the correct verdict renders every exchanged "
+        "state, so a second fault is needed to show",
+    "modelcheck/order_checks.py:70:operator_swap_op:e84dc264":
+        "the minimization of a C3 counterexample inverted: the violation and its count are the same, but the saved "
+        "trace may not reproduce; C3 traces are not replayed inside the run (the gossip's are)",
+    "modelcheck/order_checks.py:152:operator_remove_unary_ops:4983187f":
+        "the engine-order check without the head-swapped twin: the expected count is computed with the same "
+        "_with_twin, so the missing tie case does not show in a count",
+    "modelcheck/order_checks.py:161:operator_swap_op:06f20f40":
+        "a new twin's object kept under another number than its description's: consistent within one call, and "
+        "only a second use of the same twin would read the wrong entry",
+    "modelcheck/unions.py:78:operator_swap_op:cb7b179e":
+        "copy numbers counted down in a shared prefix: with one re-delivery (the audit's) every copy is still a "
+        "distinct object; with two or more, a copy can be numbered 0 (the original), which only --redeliveries 2 shows",
+    "oracle/compare.py:83:operator_swap_op:7fd6bae8":
+        "a layout entry reported only when both its id and its offset differ: a different fragment at the same "
+        "offset whose rendered bytes are identical (same content, other start) would pass; no audited render has one",
+    "realstate/bench/structural.py:106:operator_swap_op:68f8ba5a":
+        "the BagMerge-witness row also holding when no cell has a witness: every bench run has witnesses, so only a "
+        "BagMerge made order-independent (a second fault) shows it",
+    "realstate/exchange/stores/directory.py:110:operator_remove_unary_ops:65f65278":
+        "creating a store in a non-empty directory: no audited command creates a store over foreign files; "
+        "tests/test_hostile_stores.py refuses it",
+    "realstate/exchange/stores/directory.py:110:operator_swap_op:03e0e47c":
+        "creating a store in a directory holding only a killed creator's temporaries: no audited command does; "
+        "the mutant refuses it (a false refusal)",
     # the instruments (canonmerge audit --targets instruments): weaknesses of the checkers themselves
     "modelcheck/gossip_verdict.py:114:operator_swap_op:5b32db65":
         "a same-set comparison with one side's digest missing counted only when both are: the correct verdict "
