@@ -208,7 +208,7 @@ def moves_check(universe: Universe, fair_exchange: bool) -> dict[str, Any]:
             ref = gossip_reference.count(c.replicas, c.fragments, c.in_flight, c.homes, fold_drops=fold)
             got = {"states": r.states, "transitions": r.transitions, "depth": r.depth,
                    "folded_moves": r.folded_moves, "unfolded_states": r.unfolded_states}
-            want = dataclasses.asdict(ref)
+            want = {k: getattr(ref, k) for k in MOVES_FIELDS}
             # the reference's own relation: its folded states stand for exactly its plain ones
             consistent = ref.unfolded_states == plain_states if fold else True
             plain_states = ref.states
@@ -220,6 +220,26 @@ def moves_check(universe: Universe, fair_exchange: bool) -> dict[str, Any]:
                               and not r.unrendered_comparisons)
             out["configurations"].append(entry)
             out["agree"] = out["agree"] and entry["agree"]
+    out["bounded"] = bounded_check(backend, universe, fair_exchange)
+    out["agree"] = out["agree"] and all(b["agree"] for b in out["bounded"])
+    return out
+
+
+def bounded_check(backend: Backend, universe: Universe, fair_exchange: bool) -> list[dict[str, Any]]:
+    """The search's bounds against the reference, on 2 × 2, in-flight ≤ 2, both fragments at
+    replica 0: stopped at half the reference's depth it must have reached exactly the states the
+    reference first reaches within that depth; stopped at one state (the smallest ``max_states``)
+    it holds the initial state alone; and neither may call itself exhaustive."""
+    config = dataclasses.replace(MOVES_CHECK[1], homes=(0, 0))
+    ref = gossip_reference.count(config.replicas, config.fragments, config.in_flight, config.homes, fold_drops=False)
+    depth = max(1, ref.depth // 2)
+    out = []
+    for bound, c, want in (("max_depth", dataclasses.replace(config, max_depth=depth), sum(ref.levels[:depth + 1])),
+                           ("max_states", dataclasses.replace(config, max_states=1), 1)):
+        r = search(backend, universe, c, fair_exchange=fair_exchange)
+        out.append({"bound": bound, "value": getattr(c, bound), "states": r.states, "reference_states": want,
+                    "exhaustive": r.exhaustive, "violation": r.kind or None,
+                    "agree": r.states == want and not r.exhaustive and r.violation is None})
     return out
 
 
@@ -227,6 +247,11 @@ def moves_differences(checked: dict[str, Any]) -> str:
     """The first configuration the moves check disagreed on, in one line."""
     if "why" in checked:
         return checked["why"]
+    bound = next((b for b in checked.get("bounded", []) if not b["agree"]), None)
+    if all(e["agree"] for e in checked["configurations"]) and bound is not None:
+        return (f"bounded by {bound['bound']} {bound['value']}: {bound['states']:,} states "
+                f"(reference {bound['reference_states']:,}), " + ("exhaustive" if bound["exhaustive"] else "bounded")
+                + (f", stopped at a {bound['violation']} violation" if bound["violation"] else ""))
     bad = next(e for e in checked["configurations"] if not e["agree"])
     fields = ", ".join(f"{k} {bad['search'][k]:,} vs {bad['reference'][k]:,}" for k in MOVES_FIELDS
                        if bad["search"][k] != bad["reference"][k])

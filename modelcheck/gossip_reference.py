@@ -41,6 +41,7 @@ class Counts:
     depth: int
     folded_moves: int     # with folding: drops not offered (a distinct message in flight, per state); else 0
     unfolded_states: int  # with folding: the sum of each state's splits; else 0
+    levels: tuple[int, ...] = ()  # states first reached at each depth 0, 1, ... (a depth-bounded search's count)
 
 
 def count(replicas: int, fragments: int, in_flight: int, homes: tuple[int, ...] | None, *,
@@ -63,7 +64,11 @@ def count(replicas: int, fragments: int, in_flight: int, homes: tuple[int, ...] 
             if child not in depth_of:
                 depth_of[child] = depth_of[state] + 1
                 queue.append(child)
-    return Counts(len(depth_of), transitions, max(depth_of.values()), folded_moves, unfolded)
+    deepest = max(depth_of.values())
+    levels = [0] * (deepest + 1)
+    for d in depth_of.values():
+        levels[d] += 1
+    return Counts(len(depth_of), transitions, deepest, folded_moves, unfolded, tuple(levels))
 
 
 def _moves(state: State, home: list[int], replicas: int, in_flight: int, fold_drops: bool) -> list[State]:

@@ -43,7 +43,8 @@ def test_the_enumeration_counts_what_the_plain_search_explores(config, fold, fai
     r = search(REF, TIES, c, fair_exchange=fair)
     assert r.violation is None and r.exhaustive and r.unrendered_comparisons == 0
     ref = count(c.replicas, c.fragments, c.in_flight, c.homes, fold_drops=fold)
-    assert (r.states, r.transitions, r.depth, r.folded_moves, r.unfolded_states) == dataclasses.astuple(ref)
+    assert (r.states, r.transitions, r.depth, r.folded_moves, r.unfolded_states) == dataclasses.astuple(ref)[:5]
+    assert sum(ref.levels) == ref.states and len(ref.levels) == ref.depth + 1
     if fold:  # the folded states stand for exactly the plain ones
         plain = count(c.replicas, c.fragments, c.in_flight, c.homes, fold_drops=False)
         assert ref.unfolded_states == plain.states > ref.states
@@ -55,10 +56,12 @@ def test_the_enumeration_matches_a_count_by_hand():
     (after a duplicate, or sent again), dropped, with 1->0 in flight, dropped: 9 states; moves
     1 + 1 + 3 + 2 + 3 + 1 + 3 + 1 + 1 = 16; the last dropped 1->0 at depth 5.  Folded: the 6
     states without a dropped message, 1 + 1 + 2 + 2 + 2 + 2 = 10 moves, 3 drops not offered, and
-    splits 1 + 1 + 2 + 1 + 2 + 2 = 9 (the plain count)."""
-    assert count(2, 1, 1, None, fold_drops=False) == Counts(9, 16, 5, 0, 0)
-    assert count(2, 1, 1, None, fold_drops=True) == Counts(6, 10, 4, 3, 9)
-    assert count(2, 1, 1, (1,), fold_drops=False) == Counts(9, 16, 5, 0, 0)  # the mirror image
+    splits 1 + 1 + 2 + 1 + 2 + 2 = 9 (the plain count).  By depth, plain: nothing, published, in
+    flight, then {dropped, both hold it, both hold it with 0->1 in flight}, {0->1 dropped after
+    both hold it, 1->0 in flight}, {1->0 dropped}; folded: 1, 1, 1, 2, 1."""
+    assert count(2, 1, 1, None, fold_drops=False) == Counts(9, 16, 5, 0, 0, (1, 1, 1, 3, 2, 1))
+    assert count(2, 1, 1, None, fold_drops=True) == Counts(6, 10, 4, 3, 9, (1, 1, 1, 2, 1))
+    assert count(2, 1, 1, (1,), fold_drops=False) == count(2, 1, 1, None, fold_drops=False)  # the mirror image
     assert count(3, 1, 1, None, fold_drops=False).states > count(2, 1, 1, None, fold_drops=False).states
 
 
@@ -168,3 +171,32 @@ def test_the_command_fails_naming_the_blind_instrument(name, tmp_path):
     assert GOSSIP_ROWS <= failing_rows(out.stdout)
     blind = json.loads(out.stdout)["parts"][0]["data"]["gossip"]["blind"]
     assert any(b.startswith("gossip moves:" if name == "never publishes" else "gossip verdict:") for b in blind)
+
+
+# --- the search's bounds ---------------------------------------------------------------------------
+
+def test_the_bounded_searches_agree_with_the_reference():
+    bounded = moves_check(TIES, True)["bounded"]
+    assert [b["bound"] for b in bounded] == ["max_depth", "max_states"]
+    assert all(b["agree"] and not b["exhaustive"] for b in bounded), bounded
+    assert bounded[1]["states"] == 1 and bounded[0]["states"] == bounded[0]["reference_states"] > 1
+
+
+@pytest.mark.parametrize("bug", ["bounded run called exhaustive", "one state past max_states"])
+def test_a_bound_the_search_misreports_blinds_the_run(monkeypatch, bug):
+    """A depth-bounded search that calls itself exhaustive, or a state-bounded one that keeps one
+    state more than asked, is reported, naming the instrument."""
+    real = controls.search
+
+    def wrong(backend, universe, config, **kwargs):
+        r = real(backend, universe, config, **kwargs)
+        if bug.startswith("bounded") and config.max_depth is not None:
+            r.exhaustive = True
+        if bug.startswith("one") and config.max_states == 1:
+            r.states += 1
+        return r
+
+    monkeypatch.setattr(controls, "search", wrong)
+    r = explore(REF, TIES, SMALL)
+    assert not r.details["moves_check"]["agree"]
+    assert any(b.startswith("gossip moves:") and "bounded by max_" in b for b in r.blind), r.blind
