@@ -151,7 +151,7 @@ def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimR
     split = {f: (canaries.SHARDS, f.name, canaries.UNIVERSE, canaries.ARITY) in merged.split
              and f in shard_tallies and shard_tallies[f].found >= 1 for f in families}
     notes, results = [], []
-    blind = absent + [f.name for f in caught if not caught[f]]
+    blind = absent + [f.name for f in caught if caught[f] < 1]   # a count, never negative: fewer than one is blind
     figure = (f"caught by {', '.join(f'{UNITS[f]} ({caught[f]:,})' for f in families)}" if not blind
               else f"BLIND: not reported by {', '.join(blind)}"
               + (f" (no tally: the canary never ran {', '.join(absent)})" if absent else ""))
