@@ -105,6 +105,10 @@ def test_the_link_read_as_a_fragment_is_reported(tmp_path: Path) -> None:
                  id="nested-store-search-follows-links"),
     pytest.param(REMOVES_NESTED, "touched the nested store", id="clean-foreign-removes-nested-store"),
     pytest.param(READS_THROUGH_LINKS, "get followed the link", id="read-follows-links"),
+    pytest.param(("n != MARKER_NAME and not TEMP_NAME.fullmatch(n)", "n != MARKER_NAME and TEMP_NAME.fullmatch(n)"),
+                 "created over a neighbour's directory", id="create-over-foreign-files"),
+    pytest.param(("n != MARKER_NAME and not TEMP_NAME.fullmatch(n)", "n != MARKER_NAME or not TEMP_NAME.fullmatch(n)"),
+                 "only a killed creator's temporary", id="create-refuses-a-killed-creator"),
 ])
 def test_a_weakened_guard_is_reported_by_the_neighbour_verdict(patch: tuple[str, str], says: str, tmp_path: Path,
                                                               monkeypatch: pytest.MonkeyPatch) -> None:

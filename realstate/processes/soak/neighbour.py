@@ -25,7 +25,11 @@ every replica.  The verdict, after the run's own (``judge``), for every replica 
 3. the link's id in no replica's set, and ``get`` of it refused (never read through the link);
 4. ``remove_foreign`` (``store clean --foreign``) removes exactly the link, the file and the
    directory, keeps exactly the nested store, and leaves the replica's fragments, the nested
-   store and the outsider's material as they were."""
+   store and the outsider's material as they were.
+
+And once per run, beside the outsider's material: creating a store over a directory holding the
+neighbour's notes is refused and writes nothing; creating one where only a killed creator's
+temporary lies succeeds."""
 
 from __future__ import annotations
 
@@ -160,8 +164,33 @@ def _replica_verdict(replica: str, plants: list[tuple[Planted, dict[str, str]]],
     return problems
 
 
+def _creation_verdict(where: Path) -> list[str]:
+    """A replica pointed at a directory the neighbour uses: creating a store over the neighbour's
+    notes is refused and writes nothing, while a directory holding only a killed creator's
+    temporary is a store in the making, and creating it succeeds."""
+    problems: list[str] = []
+    notes, leftover = where / "notes", where / "killed-creator"
+    notes.mkdir(parents=True)
+    (notes / "neighbour.txt").write_text("a neighbour's notes\n", encoding="ascii")
+    try:
+        DirectoryStore(notes, create=True)
+        problems.append(f"a store was created over a neighbour's directory ({notes})")
+    except InputError:
+        pass  # refused, as the contract says
+    if sorted(os.listdir(notes)) != ["neighbour.txt"]:
+        problems.append(f"refusing to create a store over {notes} wrote into it: {sorted(os.listdir(notes))[:3]}")
+    leftover.mkdir()
+    (leftover / f".tmp-{os.getpid()}-{'0' * 16}").write_bytes(b"half a marker")
+    try:
+        DirectoryStore(leftover, create=True)
+    except InputError as exc:
+        problems.append(f"a store could not be created where only a killed creator's temporary lies: {exc}")
+    return problems
+
+
 def neighbour_verdict(planted: list[tuple[Planted, dict[str, str]]], rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The verdict on every replica planted into (module doc); ``rows`` are the judge's."""
+    """The verdict on every replica planted into (module doc) and on creating a store where the
+    neighbour writes (``_creation_verdict``); ``rows`` are the judge's."""
     violations: list[str] = []
     for replica in sorted({p.replica for p, _ in planted}):
         mine = [(p, d) for p, d in planted if p.replica == replica]
@@ -169,5 +198,10 @@ def neighbour_verdict(planted: list[tuple[Planted, dict[str, str]]], rows: list[
             violations += [f"{replica}: {v}" for v in _replica_verdict(replica, mine, rows)]
         except (InputError, OSError) as exc:
             violations.append(f"{replica}: the replica could not be judged: {str(exc)[:200]}")
+    if planted:
+        try:
+            violations += _creation_verdict(Path(planted[0][0].outside + "-create"))
+        except OSError as exc:
+            violations.append(f"creating a store where the neighbour writes could not be judged: {str(exc)[:200]}")
     return {"planted": len(planted), "replicas": len({p.replica for p, _ in planted}),
             "violations": violations[:20], "ok": not violations}
