@@ -3,6 +3,8 @@ every render path and the library's defaults, against the independent oracle byt
 
 from __future__ import annotations
 
+import dataclasses
+
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -88,7 +90,8 @@ def c3_oracle(r: Replay) -> ClaimResult:
     failures += together
     api = _public_api_mismatches(r)
     failures += api
-    checked = len(fragments) + len(r.rendered) + len(cases) + len(PUBLIC_API) + 2 + together_count
+    failures += _comparison_controls(oracle, oracle_render("canonical", r.fragments, 0))
+    checked = len(fragments) + len(r.rendered) + len(cases) + len(PUBLIC_API) + 2 + together_count + 2
     return P.ORACLE.tally(checked, len(failures), "fragments and renders", time.perf_counter() - started,
                           figure=f"{checked - len(failures)}/{checked} equal: {len(fragments)} fragments' "
                                  f"ids, m and keys; {len(r.rendered)} distinct renders of {r.renders}; "
@@ -100,8 +103,21 @@ def c3_oracle(r: Replay) -> ClaimResult:
                                  f"{together_count} renders of sets written together ({len(together_engines)} "
                                  f"paths, both bases); {len(PUBLIC_API) + 2} "
                                  f"library calls with their defaults (the three DynamicCache renders, layout, "
-                                 f"canonical_renders)",
+                                 f"canonical_renders); 2 controls of the comparison (a layout changed at one entry)",
                           failures=failures[:5])
+
+
+def _comparison_controls(oracle: Any, want: Any) -> list[dict[str, Any]]:
+    """The comparison's own controls, in every replay: ``want`` with its layout naming another
+    fragment at the same offset, and with the same fragment at another offset (bytes and digest
+    unchanged, so only the layout can tell) must each be reported as a layout mismatch."""
+    (first, at), rest = want.layout[0], tuple(want.layout[1:])
+    other = rest[0][0] if rest else bytes(len(first))
+    moved = {"another fragment at the same offset": ((other, at), *rest),
+             "the same fragment at another offset": ((first, at + 1), *rest)}
+    return [{"control": name, "first": ["the comparison did not report the changed layout"]}
+            for name, layout in moved.items()
+            if not any(m.field == "layout" for m in oracle.compare(dataclasses.replace(want, layout=layout), want))]
 
 
 def _fused_note(keys: torch.Tensor) -> str:
