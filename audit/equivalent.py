@@ -451,8 +451,8 @@ EQUIVALENT: dict[str, str] = {
         "the union of an empty ledger's sets: set().union() of nothing is the empty set, as the else branch gives",
     "realstate/processes/soak/ledger.py:37:operator_name:b9dc5a12":
         "the key order of a ledger line's JSON: read_ledger parses it by key",
-    "realstate/processes/soak/neighbour.py:132:operator_number:b538ce30": "how many changed entries a neighbour problem lists: " + _DISPLAY,
-    "realstate/processes/soak/neighbour.py:135:operator_number:c35e058a": "how many replicas a neighbour problem lists: " + _DISPLAY,
+    "realstate/processes/soak/neighbour.py:136:operator_number:b538ce30": "how many changed entries a neighbour problem lists: " + _DISPLAY,
+    "realstate/processes/soak/neighbour.py:139:operator_number:c35e058a": "how many replicas a neighbour problem lists: " + _DISPLAY,
     "realstate/processes/soak/power.py:77:operator_number:de225ee7":
         "the temporary name of the sync-before-rename control (16 or 17 characters): the control is reported for "
         "the rename it never makes durable, whatever its temporary is called (a 17-character one reads as a "
@@ -518,7 +518,7 @@ GAPS: dict[str, str] = {
     "modelcheck/gossip_verdict.py:114:operator_swap_op:5b32db65":
         "a same-set comparison with one side's digest missing counted only when both are: the correct verdict "
         "fills every digest, so a second fault is needed to show; tests/test_gossip_reference.py pins it",
-    "realstate/processes/soak/neighbour.py:169:operator_augmented_assignment:e166fea1":
+    "realstate/processes/soak/neighbour.py:198:operator_augmented_assignment:e166fea1":
         "the neighbour's verdict keeps only the last planted replica's violations: a run with every replica clean "
         "looks the same, so only a second fault (a guard broken in a replica judged before another) shows it; "
         "tests/test_soak_store_faults.py pins it with two replicas, the first one broken",
