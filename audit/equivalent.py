@@ -377,7 +377,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/shards.py:185:operator_swap_op:a61abc5c":
         "the bag canary shard's position in the plan (start - k instead of start + k): positions only order the "
         "merge of shard results, and the bag canary's results go to its own tallies, which nothing else reads",
-    "modelcheck/instruments.py:126:operator_name:a8c5e45d":
+    "modelcheck/instruments.py:127:operator_name:a8c5e45d":
         "the bag canary held to the closed form of no arity (0) instead of N = 2..3 (8): its 6 orders are off "
         "either, so the same comparison must flag it the same way; the record beside it (the canary equal to "
         "N = 3's closed form) and the run without the bag checks (held to 0) pin the arities themselves",
@@ -422,9 +422,9 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_search.py:168:operator_remove_unary_ops:4576d651":
         "when the pending nodes are checked (after every expansion instead of in batches): every reached node is "
         "still checked, the rest by the final check_pending, with the counts recorded when it was reached",
-    "modelcheck/instruments.py:155:operator_remove_unary_ops:be6afa6a":
+    "modelcheck/instruments.py:160:operator_remove_unary_ops:be6afa6a":
         "which figure the arrival canary's row prints: its outcome is holds_if(not blind), whatever the figure",
-    "modelcheck/instruments.py:165:operator_remove_unary_ops:5dc5f6e2":
+    "modelcheck/instruments.py:171:operator_remove_unary_ops:5dc5f6e2":
         "which figure the shard canary's row prints: its outcome is holds_if(not missed), whatever the figure",
     "modelcheck/order_checks.py:135:operator_number:fb026392":
         "the universe table's violations column (+2 per differing render): the tally's found, counted by fail(), "
@@ -490,9 +490,6 @@ GAPS: dict[str, str] = {
     "modelcheck/gossip_verdict.py:121:operator_if_exp:067b0780":
         "an exchanged state's missing digests no longer counted: the correct verdict renders every exchanged "
         "state, so a second fault is needed to show",
-    "modelcheck/order_checks.py:70:operator_swap_op:e84dc264":
-        "the minimization of a C3 counterexample inverted: the violation and its count are the same, but the saved "
-        "trace may not reproduce; C3 traces are not replayed inside the run (the gossip's are)",
     "modelcheck/order_checks.py:152:operator_remove_unary_ops:4983187f":
         "the engine-order check without the head-swapped twin: the expected count is computed with the same "
         "_with_twin, so the missing tie case does not show in a count",
@@ -502,18 +499,9 @@ GAPS: dict[str, str] = {
     "modelcheck/unions.py:78:operator_swap_op:cb7b179e":
         "copy numbers counted down in a shared prefix: with one re-delivery (the audit's) every copy is still a "
         "distinct object; with two or more, a copy can be numbered 0 (the original), which only --redeliveries 2 shows",
-    "oracle/compare.py:83:operator_swap_op:7fd6bae8":
-        "a layout entry reported only when both its id and its offset differ: a different fragment at the same "
-        "offset whose rendered bytes are identical (same content, other start) would pass; no audited render has one",
     "realstate/bench/structural.py:106:operator_swap_op:68f8ba5a":
         "the BagMerge-witness row also holding when no cell has a witness: every bench run has witnesses, so only a "
         "BagMerge made order-independent (a second fault) shows it",
-    "realstate/exchange/stores/directory.py:110:operator_remove_unary_ops:65f65278":
-        "creating a store in a non-empty directory: no audited command creates a store over foreign files; "
-        "tests/test_hostile_stores.py refuses it",
-    "realstate/exchange/stores/directory.py:110:operator_swap_op:03e0e47c":
-        "creating a store in a directory holding only a killed creator's temporaries: no audited command does; "
-        "the mutant refuses it (a false refusal)",
     # the instruments (canonmerge audit --targets instruments): weaknesses of the checkers themselves
     "modelcheck/gossip_verdict.py:114:operator_swap_op:5b32db65":
         "a same-set comparison with one side's digest missing counted only when both are: the correct verdict "

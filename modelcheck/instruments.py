@@ -32,6 +32,7 @@ from modelcheck.checks import Row
 from modelcheck.coverage import Seen, closed_forms
 from modelcheck.shards import Merged
 from modelcheck.tallies import Tallies, Tally
+from modelcheck.trace import NOT_REPRODUCED
 from spec import Check, ClaimResult, Table
 
 UNITS = {P.PERMUTATIONS: "permutations", P.MERGE_TREES: "trees", P.REDELIVERIES: "re-deliveries"}
@@ -146,15 +147,20 @@ def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimR
     arrival = merged.canaries.get(canaries.ARRIVAL, {})
     caught = {f: arrival[f].found for f in families if f in arrival}
     absent = [f.name for f in families if f not in caught]     # its canary shard never ran the family
+    # the counterexample each family recorded for the canary must reproduce when its program is run
+    # again (a minimization that kept equal renders would save a trace that does not)
+    unreproduced = [f.name for f in caught if not arrival[f].traces
+                    or any(t.get("observed") == NOT_REPRODUCED for t in arrival[f].traces)]
     # a split must be recorded AND counted as a violation: the count is what fails a real row
     shard_tallies = merged.canaries.get(canaries.SHARDS, {})
     split = {f: (canaries.SHARDS, f.name, canaries.UNIVERSE, canaries.ARITY) in merged.split
              and f in shard_tallies and shard_tallies[f].found >= 1 for f in families}
     notes, results = [], []
-    blind = absent + [f.name for f in caught if caught[f] < 1]   # a count, never negative: fewer than one is blind
+    blind = absent + [f.name for f in caught if caught[f] < 1 or f.name in unreproduced]   # fewer than one: blind
     figure = (f"caught by {', '.join(f'{UNITS[f]} ({caught[f]:,})' for f in families)}" if not blind
               else f"BLIND: not reported by {', '.join(blind)}"
-              + (f" (no tally: the canary never ran {', '.join(absent)})" if absent else ""))
+              + (f" (no tally: the canary never ran {', '.join(absent)})" if absent else "")
+              + (f" (no trace that reproduces: {', '.join(unreproduced)})" if unreproduced else ""))
     if blind:
         notes.append(f"instrument went blind: {canaries.WATCHES[canaries.ARRIVAL]} did not report the "
                      f"order-by-arrival canary ({', '.join(blind)}); this run's C3 verdict cannot be trusted")

@@ -22,6 +22,10 @@ from spec.bounded import read_json
 from spec.output_files import write_output
 from spec.store_marker import refuse_inside_store
 
+# what a trace records as observed when its program, run again at trace time, does not fail:
+# a counterexample that does not reproduce (the arrival canary's traces must never say so)
+NOT_REPRODUCED = "(did not reproduce)"
+
 FORMAT = "canonmerge-modelcheck-trace"
 VERSION = 1
 KINDS = ("program", "gossip")

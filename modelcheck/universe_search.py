@@ -23,7 +23,7 @@ from modelcheck.coverage import ScheduleWatcher
 from modelcheck.program import ProgramBuilder, evaluate, failed_expectations, run_program
 from modelcheck.schedules import Expr
 from modelcheck.tallies import Row, Tallies, Tally
-from modelcheck.trace import make_trace
+from modelcheck.trace import NOT_REPRODUCED, make_trace
 from modelcheck.unions import Leaves
 from spec import Check, Progress, no_progress
 from spec.fragment_set import current_iteration_order, reseed_shuffle
@@ -128,7 +128,7 @@ class UniverseSearch:
         reseed_shuffle("program")
         values = run_program(self.backend, universe.geometry, descs, b.ops, self.base)
         failed = failed_expectations(b.expect, values)
-        expected, observed = (failed[0][1], failed[0][2]) if failed else ("", "(did not reproduce)")
+        expected, observed = (failed[0][1], failed[0][2]) if failed else ("", NOT_REPRODUCED)
         return make_trace(kind="program", check=check.name, claim=check.claim, backend=self.backend_name,
                           mutant=self.mutant, universe=universe.name,
                           geometry=universe.geometry, fragments=descs, ops=b.ops,
