@@ -506,7 +506,7 @@ GAPS: dict[str, str] = {
     "modelcheck/gossip_verdict.py:114:operator_swap_op:5b32db65":
         "a same-set comparison with one side's digest missing counted only when both are: the correct verdict "
         "fills every digest, so a second fault is needed to show; tests/test_gossip_reference.py pins it",
-    "realstate/processes/soak/neighbour.py:198:operator_augmented_assignment:e166fea1":
+    "realstate/processes/soak/neighbour.py:203:operator_augmented_assignment:e166fea1":
         "the neighbour's verdict keeps only the last planted replica's violations: a run with every replica clean "
         "looks the same, so only a second fault (a guard broken in a replica judged before another) shows it; "
         "tests/test_soak_store_faults.py pins it with two replicas, the first one broken",

@@ -192,16 +192,16 @@ def neighbour_verdict(planted: list[tuple[Planted, dict[str, str]]], rows: list[
     """The verdict on every replica planted into (module doc) and on creating a store where the
     neighbour writes (``_creation_verdict``); ``rows`` are the judge's."""
     violations: list[str] = []
+    if planted:   # first, so that nothing below can overwrite what it found
+        try:
+            violations = _creation_verdict(Path(planted[0][0].outside + "-create"))
+        except OSError as exc:
+            violations = [f"creating a store where the neighbour writes could not be judged: {str(exc)[:200]}"]
     for replica in sorted({p.replica for p, _ in planted}):
         mine = [(p, d) for p, d in planted if p.replica == replica]
         try:
             violations += [f"{replica}: {v}" for v in _replica_verdict(replica, mine, rows)]
         except (InputError, OSError) as exc:
             violations.append(f"{replica}: the replica could not be judged: {str(exc)[:200]}")
-    if planted:
-        try:
-            violations += _creation_verdict(Path(planted[0][0].outside + "-create"))
-        except OSError as exc:
-            violations.append(f"creating a store where the neighbour writes could not be judged: {str(exc)[:200]}")
     return {"planted": len(planted), "replicas": len({p.replica for p, _ in planted}),
             "violations": violations[:20], "ok": not violations}
