@@ -156,7 +156,8 @@ def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimR
     split = {f: (canaries.SHARDS, f.name, canaries.UNIVERSE, canaries.ARITY) in merged.split
              and f in shard_tallies and shard_tallies[f].found >= 1 for f in families}
     notes, results = [], []
-    blind = absent + [f.name for f in caught if caught[f] < 1 or f.name in unreproduced]   # fewer than one: blind
+    # each reason on its own (a count below one, a trace that does not reproduce), none depending on another
+    blind = list(dict.fromkeys(absent + [f.name for f in caught if caught[f] < 1] + unreproduced))
     figure = (f"caught by {', '.join(f'{UNITS[f]} ({caught[f]:,})' for f in families)}" if not blind
               else f"BLIND: not reported by {', '.join(blind)}"
               + (f" (no tally: the canary never ran {', '.join(absent)})" if absent else "")
