@@ -459,6 +459,49 @@ EQUIVALENT: dict[str, str] = {
         "foreign entry, which the store tolerates)",
     "realstate/processes/soak/power.py:167:operator_name:4419bde6":
         "the power-loss model's work directory made without parents: check_put's caller made its parent",
+    # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
+    "modelcheck/gossip_controls.py:37:operator_number:772cd8e1":
+        "the gossip canary's configuration with one bound one larger: the order-by-arrival render is still reported as the shallowest violation of each check at the depths expected, which the canary requires",
+    "modelcheck/gossip_controls.py:85:operator_name:93fa5105":
+        "the canary's verdict for a universe of fewer than 2 fragments: every universe holds at least 6, so no input reaches it",
+    "modelcheck/gossip_controls.py:176:operator_keywords:fe15f490":
+        "FragmentIndices numbering a fragment by the first other description: with the moves check's two fragments this swaps their numbers, a relabelling that changes no count",
+    "modelcheck/gossip_search.py:64:operator_number:af2584e3":
+        "GossipResult's default count of comparisons without renders: every search overwrites it with the verdict's count",
+    "modelcheck/gossip_search.py:136:operator_number:9da3f7b6":
+        "how often the explorer reports progress: " + _DISPLAY,
+    "modelcheck/gossip_search.py:152:operator_augmented_assignment:f8690f4f":
+        "the merges count (the proved-merges figure): " + _DISPLAY,
+    "modelcheck/gossip_symmetry.py:98:operator_swap_op:61d04b72":
+        "which of the relabellings giving the same least encoding is kept: the key is the same, and the node relabelled by either has the same digest (replicas of one signature group hold equal marks and homes)",
+    "modelcheck/gossip_verdict.py:53:operator_swap_op:b8499b6f":
+        "the render-call count: " + _DISPLAY,
+    "modelcheck/gossip_verdict.py:115:operator_augmented_assignment:37750d7b":
+        "the count of comparisons without a digest set to one instead of incremented: it is only tested for zero, and any such comparison makes it at least one either way",
+    "modelcheck/instruments.py:231:operator_number:e644d917":
+        "which unsampled shard the failing arrival row names in its figure: " + _DISPLAY,
+    "modelcheck/order_checks.py:181:operator_augmented_assignment:5812c5fa":
+        "engine_order runs once per universe shard on a fresh tally, so setting and adding its count give the same number",
+    "modelcheck/order_checks.py:188:operator_augmented_assignment:b2db007b":
+        "the engine-order row's seconds: " + _DISPLAY,
+    "modelcheck/shards.py:168:operator_swap_op:c57d6c3f":
+        "a universe shard's weight (LAW_RENDERS - refinement): it orders the shards, largest first, not what they check",
+    "modelcheck/shards.py:337:operator_augmented_assignment:e8ec288a":
+        "the universe table's violations column merged by assignment: " + _DISPLAY,
+    "realstate/exchange/stores/directory.py:59:operator_remove_unary_ops:86404673":
+        "the words that name a foreign entry's kind: " + _DISPLAY,
+    "realstate/processes/replicate/faulty_gathers.py:43:operator_swap_op:a0064bf0":
+        "which rank's set digest the control changes (the last, or rank 1, the same of two): a changed digest at any rank must be rejected",
+    "realstate/processes/replicate/faulty_gathers.py:47:operator_swap_op:0c8d4dcc":
+        "which rank's gathered list the control lengthens (the last, or rank 1, the same of two): a longer list at any rank must be rejected",
+    "realstate/processes/replicate/faulty_gathers.py:47:operator_swap_op:dab3c597":
+        "which digest the longer-list control appends: the list is one longer either way, which is what the comparison must reject",
+    "realstate/processes/soak/power.py:41:operator_number:ec79f636":
+        "how many blocks the power-loss model splits a put into (4 or 5): a crash state at every block boundary either way, judged by the same invariants",
+    "realstate/processes/soak/power.py:59:operator_number:170b7f50":
+        "the temporary name of the rename-before-sync control (16 or 17 characters): the control is reported for the bytes it never fsyncs, whatever its temporary is called",
+    "realstate/processes/soak/power.py:144:operator_name:d95526a1":
+        "a crash state's directory made without parents: its parent is the model's own work directory, made before",
 }
 
 _EMPTY_AXIS = ("m's shape check weakened for an empty token or head axis: such keys still fail (range() with step 0, "
@@ -486,6 +529,29 @@ _STRICTER_CANARY = ("the arrival canary held to two violations instead of one: s
                     "caught many times in every run, so no command tells")
 
 GAPS: dict[str, str] = {
+    # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
+    "modelcheck/coverage.py:212:operator_swap_op:90ba3384":
+        "the from-scratch sampling thinned to the first schedules of each family per shard: every shard is still sampled, and no count holds the sample size to its expected value",
+    "modelcheck/gossip_controls.py:92:operator_swap_op:f9ccca90":
+        "the gossip canary's trace counted as replayed without replaying it: only a canary trace that does not replay (a second fault) shows it",
+    "modelcheck/gossip_controls.py:126:operator_swap_op:d4b2d252":
+        "the folded cross-check fed no plain states: only a --fold-drops run reaches it, which the audited check is not; tests/test_modelcheck_gossip_controls.py runs it",
+    "modelcheck/order_checks.py:47:operator_swap_op:d7695067":
+        "no head-swapped twin for two-head fragments: the engine-order check then lacks its tie case, and the expected count is computed with the same function",
+    "modelcheck/shards.py:321:operator_augmented_assignment:50e7fcdc":
+        "a check's violations merged by assignment keep only the last shard's: the canaries violate in every one of their shards, so no run shows the loss",
+    "modelcheck/unions.py:82:operator_number:8943859f":
+        "copy numbers counted by two in a fresh suffix: with one re-delivery (the audit's) every copy is still a distinct object; only --redeliveries 2 shows it",
+    "modelcheck/unions.py:82:operator_swap_op:8b288fd5":
+        "copy numbers counted down in a fresh suffix: with one re-delivery (the audit's) every copy is still a distinct object; only --redeliveries 2 shows it",
+    "realstate/bench/structural.py:72:operator_lambda:d3430ee4":
+        "the bench's distinct-answers row never flags a cell: an order-dependent cell also differs in its first-step logits and digests, which their rows flag, so only answers that differ with equal logits show it",
+    "realstate/exchange/stores/directory.py:88:operator_name:06204bb2":
+        "a store opened without create=True made where none exists: no audited command opens a missing store; tests/test_store_errors.py pins the refusal",
+    "realstate/exchange/stores/directory.py:136:operator_swap_op:2fdd7b94":
+        "a marker that is not a regular file accepted unless it is large: no audited run plants one; tests/test_hostile_stores.py pins the refusal",
+    "realstate/processes/replicate/faulty_gathers.py:87:operator_if_exp:78abb755":
+        "every faulty gather labelled rejected whatever the comparison said: only a comparison that accepts one (a second fault) shows it",
     "modelcheck/instruments.py:160:operator_swap_op:60053344": _STRICTER_CANARY,
     "modelcheck/instruments.py:160:operator_number:388815d9": _STRICTER_CANARY,
     # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
