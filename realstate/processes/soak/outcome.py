@@ -11,6 +11,7 @@ each instrument's own account under ``instruments``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from realstate.processes import properties as P
@@ -30,29 +31,17 @@ def instruments(soak: Any) -> dict[str, dict[str, Any]]:
         f"blind instrument: the soak judge ({canary.get('problem') or 'it did not report the lost write'})",
         **canary}}
     table = soak.crashes
-    if table is None:
-        found["crash table"] = {"ok": False, "figure": "the crash table did not run"}
-    else:
-        figure = (f"{len(table.crashes)} crashes (put: {len(table.steps['put'])} steps, clean: "
-                  f"{len(table.steps['clean'])} steps), {len(table.violations)} invariant(s) broken, "
-                  f"{len(table.controls)} negative controls reported")
-        if table.violations:  # what it found first: a table that found something was not blind to it
-            figure = f"crash table: {table.violations[0]} (+{len(table.violations) - 1} more)"
-        elif table.blind:
-            figure = f"blind instrument: the crash table ({table.blind[0]})"
-        found["crash table"] = {"ok": not table.violations and not table.blind, "figure": figure, **table.to_json()}
+    found["crash table"] = _injected(
+        table, "crash table", "the crash table",
+        lambda: (f"{len(table.crashes)} crashes (put: {len(table.steps['put'])} steps, clean: "
+                 f"{len(table.steps['clean'])} steps), {len(table.violations)} invariant(s) broken, "
+                 f"{len(table.controls)} negative controls reported"))
     power = soak.power
-    if power is None:
-        found["power loss"] = {"ok": False, "figure": "the power-loss model did not run"}
-    else:
-        figure = (f"power loss after each of {len(power.put.trace)} steps of a put: {power.put.states} crash "
-                  f"state(s), {len(power.violations)} invariant(s) broken, {len(power.controls)} negative "
-                  f"controls reported")
-        if power.violations:
-            figure = f"power loss: {power.violations[0]} (+{len(power.violations) - 1} more)"
-        elif power.blind:
-            figure = f"blind instrument: the power-loss model ({power.blind[0]})"
-        found["power loss"] = {"ok": not power.violations and not power.blind, "figure": figure, **power.to_json()}
+    found["power loss"] = _injected(
+        power, "power loss", "the power-loss model",
+        lambda: (f"power loss after each of {len(power.put.trace)} steps of a put: {power.put.states} crash "
+                 f"state(s), {len(power.violations)} invariant(s) broken, {len(power.controls)} negative "
+                 f"controls reported"))
     planned = [k for k in FAULT_KINDS if plan.counts.get(k, 0)]
     missed = [k for k in planned if not tally.mid_operation.get(k, 0)]
     found["nemesis"] = {
@@ -60,6 +49,20 @@ def instruments(soak: Any) -> dict[str, dict[str, Any]]:
         "figure": f"{len(planned) - len(missed)} of {len(planned)} planned fault kinds landed mid-operation"
                   + (f"; blind instrument: the nemesis (never landed: {', '.join(missed)})" if missed else "")}
     return found
+
+
+def _injected(result: Any, label: str, instrument: str, summary: Callable[[], str]) -> dict[str, Any]:
+    """One fault-injection instrument's entry (the crash table, the power-loss model): what it found
+    first (one that found something was not blind to it), else its own blindness, else ``summary``."""
+    if result is None:
+        return {"ok": False, "figure": f"{instrument} did not run"}
+    if result.violations:
+        figure = f"{label}: {result.violations[0]} (+{len(result.violations) - 1} more)"
+    elif result.blind:
+        figure = f"blind instrument: {instrument} ({result.blind[0]})"
+    else:
+        figure = summary()
+    return {"ok": not result.violations and not result.blind, "figure": figure, **result.to_json()}
 
 
 def _with(figure: str, *checks: dict[str, Any]) -> str:
