@@ -453,11 +453,7 @@ EQUIVALENT: dict[str, str] = {
         "the key order of a ledger line's JSON: read_ledger parses it by key",
     "realstate/processes/soak/neighbour.py:136:operator_number:b538ce30": "how many changed entries a neighbour problem lists: " + _DISPLAY,
     "realstate/processes/soak/neighbour.py:139:operator_number:c35e058a": "how many replicas a neighbour problem lists: " + _DISPLAY,
-    "realstate/processes/soak/power.py:77:operator_number:de225ee7":
-        "the temporary name of the sync-before-rename control (16 or 17 characters): the control is reported for "
-        "the rename it never makes durable, whatever its temporary is called (a 17-character one reads as a "
-        "foreign entry, which the store tolerates)",
-    "realstate/processes/soak/power.py:167:operator_name:4419bde6":
+    "realstate/processes/soak/power.py:174:operator_name:4419bde6":
         "the power-loss model's work directory made without parents: check_put's caller made its parent",
     # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
     "modelcheck/gossip_controls.py:37:operator_number:772cd8e1":
@@ -498,10 +494,12 @@ EQUIVALENT: dict[str, str] = {
         "which digest the longer-list control appends: the list is one longer either way, which is what the comparison must reject",
     "realstate/processes/soak/power.py:41:operator_number:ec79f636":
         "how many blocks the power-loss model splits a put into (4 or 5): a crash state at every block boundary either way, judged by the same invariants",
-    "realstate/processes/soak/power.py:59:operator_number:170b7f50":
-        "the temporary name of the rename-before-sync control (16 or 17 characters): the control is reported for the bytes it never fsyncs, whatever its temporary is called",
-    "realstate/processes/soak/power.py:144:operator_name:d95526a1":
+    "realstate/processes/soak/power.py:151:operator_name:d95526a1":
         "a crash state's directory made without parents: its parent is the model's own work directory, made before",
+    "realstate/processes/soak/power.py:62:operator_number:381a3778":
+        "the temporary name of a wrong-order control (16 or 17 characters): each control is reported for the step "
+        "it never makes durable, whatever its temporary is called (a 17-character one reads as a foreign entry, "
+        "which the store tolerates)",
 }
 
 _EMPTY_AXIS = ("m's shape check weakened for an empty token or head axis: such keys still fail (range() with step 0, "

@@ -51,12 +51,15 @@ class _NoDirectorySyncStore(DirectoryStore):
         return None
 
 
-class _RenameBeforeSyncStore(DirectoryStore):
-    """Negative control only: the temporary is written and renamed, then the directory synced,
-    but the file itself is never fsynced."""
+class _ControlStore(DirectoryStore):
+    """Negative controls only: a put written in a wrong order (``_write_atomic``), each control
+    with its own temporary name."""
 
-    def _write_atomic(self, name: str, chunks: Iterable[bytes]) -> None:
-        temp = self.path / f".tmp-{os.getpid()}-{'0' * 16}"
+    digit = "0"
+
+    def _write_temp(self, chunks: Iterable[bytes], fsync: bool) -> Path:
+        """The temporary written block by block and flushed, fsynced only when ``fsync``."""
+        temp = self.path / f".tmp-{os.getpid()}-{self.digit * 16}"
         with open(temp, "xb") as handle:
             self.step("temporary opened")
             for chunk in chunks:
@@ -64,26 +67,30 @@ class _RenameBeforeSyncStore(DirectoryStore):
                 self.step("block written")
             handle.flush()
             self.step("flushed")
-        os.replace(temp, self.path / name)
+            if fsync:
+                os.fsync(handle.fileno())
+                self.step("fsynced")
+        return temp
+
+
+class _RenameBeforeSyncStore(_ControlStore):
+    """The temporary is written and renamed, then the directory synced, but the file itself is
+    never fsynced."""
+
+    def _write_atomic(self, name: str, chunks: Iterable[bytes]) -> None:
+        os.replace(self._write_temp(chunks, fsync=False), self.path / name)
         self.step("renamed")
         self._fsync_directory()
 
 
-class _SyncBeforeRenameStore(DirectoryStore):
-    """Negative control only: the file is written and fsynced, the directory fsynced, and only
-    then renamed, so the rename itself is never made durable."""
+class _SyncBeforeRenameStore(_ControlStore):
+    """The file is written and fsynced, the directory fsynced, and only then renamed, so the
+    rename itself is never made durable."""
+
+    digit = "1"
 
     def _write_atomic(self, name: str, chunks: Iterable[bytes]) -> None:
-        temp = self.path / f".tmp-{os.getpid()}-{'1' * 16}"
-        with open(temp, "xb") as handle:
-            self.step("temporary opened")
-            for chunk in chunks:
-                handle.write(chunk)
-                self.step("block written")
-            handle.flush()
-            self.step("flushed")
-            os.fsync(handle.fileno())
-            self.step("fsynced")
+        temp = self._write_temp(chunks, fsync=True)
         self._fsync_directory()
         os.replace(temp, self.path / name)
         self.step("renamed")
