@@ -138,6 +138,12 @@ def main() -> None:
     args = parser.parse_args()
     if args.nodes < 2 or args.cpus_per_node < 1 or args.sample < 1:
         parser.error("--nodes must be at least 2, --cpus-per-node and --sample at least 1")
+    report = None
+    if args.json:  # opened before the run, so a path that cannot be written costs nothing
+        try:
+            report = args.json.open("w", encoding="utf-8")
+        except OSError as exc:
+            parser.error(f"--json {ascii(str(args.json))}: {exc.strerror or exc}")
     import ray
     import torch
 
@@ -160,8 +166,9 @@ def main() -> None:
           and out["end_to_end"]["worker_processes"] > 1)
     text = json.dumps(out, indent=2)
     print(text)
-    if args.json:
-        args.json.write_text(text + "\n")
+    if report is not None:
+        with report:
+            report.write(text + "\n")
     if not ok:
         raise SystemExit("the Ray run did not hold on every node (see the JSON)")
     print(f"N<=8 on {args.project_cores} cores (projected): {out['projection']['n8_wall_seconds']:,} s; "
