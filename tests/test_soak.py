@@ -17,7 +17,7 @@ import pytest
 
 from audit.scratch import Patch, ScratchCopy
 from canonmerge.cli import main
-from realstate.processes.soak.neighbour_controls import EVERY_REPLICA, MISSING_STORE, ODD_MARKER
+from realstate.processes.soak.neighbour import EVERY_REPLICA, MISSING_STORE, ODD_MARKER
 from realstate.processes.soak.nemesis import plan_faults
 from realstate.processes.soak.settings import FAULT_KINDS, SoakSettings
 from realstate.processes.soak.synthetic import soak_fragment

@@ -1,4 +1,4 @@
-"""The controls beside the hostile neighbour's verdict (``neighbour_controls``), on their own
+"""The controls beside the hostile neighbour's verdict (``neighbour.neighbour_controls``), on their own
 (fast): a correct store and verdict see every control; the store's refusals and the verdict
 weakened in their source (a mutant of directory.py or neighbour.py loaded from the patched text
 in this process) each leave their control unseen, and the verdict then reports itself blind."""
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from realstate.exchange.stores import directory
-from realstate.processes.soak import neighbour, neighbour_controls
-from realstate.processes.soak.neighbour_controls import (
+from realstate.processes.soak import neighbour
+from realstate.processes.soak.neighbour import (
     EVERY_REPLICA,
     MISSING_STORE,
     ODD_MARKER,
@@ -41,7 +41,7 @@ def _patched(module: types.ModuleType, patch: tuple[str, str], monkeypatch: pyte
 
 
 def _fates(tmp_path: Path) -> dict[str, str]:
-    return neighbour_controls.neighbour_controls(tmp_path / "controls", soak_fragment(0, 7, 1, SHAPE))
+    return neighbour.neighbour_controls(tmp_path / "controls", soak_fragment(0, 7, 1, SHAPE))
 
 
 def test_a_correct_store_and_verdict_see_every_control(tmp_path: Path) -> None:
@@ -61,10 +61,10 @@ def test_a_weakened_refusal_or_verdict_leaves_its_control_unseen(module: types.M
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     patched = _patched(module, patch, monkeypatch)
     if module is directory:
-        monkeypatch.setattr(neighbour_controls, "DirectoryStore", patched.DirectoryStore)
+        monkeypatch.setattr(neighbour, "DirectoryStore", patched.DirectoryStore)
+        fates = _fates(tmp_path)
     else:
-        monkeypatch.setattr(neighbour_controls, "neighbour_verdict", patched.neighbour_verdict)
-    fates = _fates(tmp_path)
+        fates = patched.neighbour_controls(tmp_path / "controls", soak_fragment(0, 7, 1, SHAPE))
     assert [name for name, fate in fates.items() if fate != SEEN] == [control], fates
     verdict = with_controls(CLEAN, fates)
     assert not verdict["ok"] and verdict["violations"][0].startswith(f"blind instrument: {control} (")

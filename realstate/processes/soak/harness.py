@@ -43,8 +43,7 @@ from realstate.processes.soak.endpoint import MotoEndpoint, client_environment, 
 from realstate.processes.soak.gateway import Gateway
 from realstate.processes.soak.judge import canary_verdict, judge, lose
 from realstate.processes.soak.ledger import Ledger
-from realstate.processes.soak.neighbour import Planted, neighbour_verdict, plant
-from realstate.processes.soak.neighbour_controls import neighbour_controls, with_controls
+from realstate.processes.soak.neighbour import Planted, neighbour_controls, neighbour_verdict, plant, with_controls
 from realstate.processes.soak.nemesis import FaultPlan, plan_faults, restart_gateway, torn_upload, wait_busy
 from realstate.processes.soak.outcome import soak_report
 from realstate.processes.soak.power import PowerTable, power_table
