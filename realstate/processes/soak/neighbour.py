@@ -303,4 +303,4 @@ def with_controls(verdict: dict[str, Any], fates: dict[str, str]) -> dict[str, A
     names the blind instrument."""
     blind = [f"blind instrument: {name} ({fate})" for name, fate in fates.items() if fate != SEEN]
     violations = [*blind, *verdict["violations"]][:20]
-    return {**verdict, "controls": fates, "violations": violations, "ok": verdict["ok"] and not blind}
+    return {**verdict, "controls": fates, "violations": violations, "ok": not violations}
