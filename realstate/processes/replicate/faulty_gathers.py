@@ -109,7 +109,8 @@ def gather_controls(results: list[dict[str, Any]], launcher_digest: str) -> dict
     rejected = sum(fate == "rejected" for fate in fates.values())
     applicable = len(FAULTS) if len(results) >= 2 else 1  # counted from the ranks, not from the fates
     fates[NOT_FAULTY] = _fate(not_faulty(results, launcher_digest), launcher_digest)
-    ok = rejected == applicable and fates[NOT_FAULTY] == "accepted"
+    accepted = int(fates[NOT_FAULTY] == "accepted")
+    ok = rejected + accepted == applicable + 1  # every control as it must come out, counted from the ranks
     why = "; ".join(missed) or f"{rejected} of {applicable} controls were run"
     if rejected != applicable:
         figure = f"blind instrument: the comparison of ranks (did not reject a faulty gather: {why})"
