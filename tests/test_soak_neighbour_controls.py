@@ -15,6 +15,8 @@ from realstate.exchange.stores import directory
 from realstate.processes.soak import neighbour
 from realstate.processes.soak.neighbour import (
     EVERY_REPLICA,
+    HEADER_THROUGH_LINK,
+    LISTED_THEN_GONE,
     MISSING_STORE,
     ODD_MARKER,
     SEEN,
@@ -28,6 +30,12 @@ CLEAN = {"planted": 0, "replicas": 0, "violations": [], "ok": True}
 OPENS_MISSING = ("create: bool = False,", "create: bool = True,")
 MARKER_BY_SIZE = ("if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_MARKER_BYTES:",
                   "if not stat.S_ISREG(info.st_mode) and info.st_size > MAX_MARKER_BYTES:")
+STOPS_AT_A_GONE_ENTRY = ("            except FileNotFoundError:\n                continue\n            except OSError as exc:\n"
+                         "                raise FormatError(where, \"foreign entry\"",
+                         "            except FileNotFoundError:\n                break\n            except OSError as exc:\n"
+                         "                raise FormatError(where, \"foreign entry\"")
+HEADER_FOLLOWS_LINKS = ("read_header(self.path_of(cid), self.limits, follow_symlinks=False)",
+                        "read_header(self.path_of(cid), self.limits, follow_symlinks=True)")
 KEEPS_LAST = ('violations += [f"{replica}: {v}"', 'violations = [f"{replica}: {v}"')
 
 
@@ -46,15 +54,18 @@ def _fates(tmp_path: Path) -> dict[str, str]:
 
 def test_a_correct_store_and_verdict_see_every_control(tmp_path: Path) -> None:
     fates = _fates(tmp_path)
-    assert fates == {MISSING_STORE: SEEN, ODD_MARKER: SEEN, EVERY_REPLICA: SEEN}
+    assert fates == {name: SEEN for name in (MISSING_STORE, ODD_MARKER, EVERY_REPLICA, LISTED_THEN_GONE,
+                                             HEADER_THROUGH_LINK)}
     assert with_controls(CLEAN, fates) == {**CLEAN, "controls": fates}
-    assert not (tmp_path / "controls" / "missing-store" / "no-store-here").exists()
+    assert not (tmp_path / "controls" / "control-0" / "no-store-here").exists()
 
 
 @pytest.mark.parametrize("module, patch, control", [
     pytest.param(directory, OPENS_MISSING, MISSING_STORE, id="open-makes-a-missing-store"),
     pytest.param(directory, MARKER_BY_SIZE, ODD_MARKER, id="marker-checked-by-size-only"),
     pytest.param(neighbour, KEEPS_LAST, EVERY_REPLICA, id="verdict-keeps-the-last-replica"),
+    pytest.param(directory, STOPS_AT_A_GONE_ENTRY, LISTED_THEN_GONE, id="clean-foreign-stops-at-a-gone-entry"),
+    pytest.param(directory, HEADER_FOLLOWS_LINKS, HEADER_THROUGH_LINK, id="header-read-follows-links"),
 ])
 def test_a_weakened_refusal_or_verdict_leaves_its_control_unseen(module: types.ModuleType, patch: tuple[str, str],
                                                                  control: str, tmp_path: Path,

@@ -47,7 +47,16 @@ blind (``with_controls``), so the soak's convergence row fails naming it:
 - ``findings of every replica``: two scratch replicas planted into like the real ones, the first
   one judged with its neighbour's file overwritten (what a store that writes into foreign entries
   would do), the second clean, through ``neighbour_verdict`` itself: the first one's violation
-  must be reported, and nothing of the second's."""
+  must be reported, and nothing of the second's;
+- ``an entry gone before clean --foreign reached it``: ``clean --foreign`` working from a listing
+  taken before another cleaner removed its first entry (the store's own ``foreign`` listing with
+  that entry in front) still removes the rest;
+- ``a header read through a link``: the store's fingerprint read from a listing taken before the
+  neighbour swapped a fragment for a link (the store's own ``ids`` naming the planted link) is
+  refused because the entry is a symbolic link, never read through it.
+
+The last two stand in for races a real run meets only by chance: the store code they run is
+the real one; only the listing it works from is held still."""
 
 from __future__ import annotations
 
@@ -230,6 +239,8 @@ def neighbour_verdict(planted: list[tuple[Planted, dict[str, str]]], rows: list[
 MISSING_STORE = "missing store"
 ODD_MARKER = "marker not a regular file"
 EVERY_REPLICA = "findings of every replica"
+LISTED_THEN_GONE = "an entry gone before clean --foreign reached it"
+HEADER_THROUGH_LINK = "a header read through a link"
 NOT_REGULAR = "is not a small regular file"  # the refusal's reason the marker check gives
 SEEN = "seen"
 
@@ -283,16 +294,44 @@ def _every_replica(where: Path, outsider: Fragment) -> str:
     return SEEN
 
 
+def _listed_then_gone(where: Path) -> str:
+    store = DirectoryStore(where, create=True)
+    notes = where / "neighbour-notes.txt"
+    notes.write_text("a neighbour's notes\n", encoding="ascii")
+    listed = [(str(where / "removed-by-another-cleaner"), "a regular file"), *store.foreign()]
+    stale = type("ListedBeforeAnotherCleaner", (DirectoryStore,), {"foreign": lambda self: listed})
+    removed, kept = stale(where).remove_foreign()
+    if removed != [str(notes)] or kept or os.path.lexists(notes):
+        return f"clean --foreign removed {removed[:3]} and kept {kept[:3]}, not exactly the neighbour's notes"
+    return SEEN
+
+
+def _header_through_link(where: Path, outsider: Fragment) -> str:
+    where.mkdir(parents=True)
+    replica = where / "replica"
+    DirectoryStore(replica, create=True)
+    planted, _ = plant(replica, where / "outside", outsider, "header")
+    stale = type("ListedBeforeTheSwap", (DirectoryStore,), {"ids": lambda self: [bytes.fromhex(planted.link_id)]})
+    try:
+        stale(replica).fingerprint()
+        return f"the fingerprint was read through the neighbour's link {planted.link}"
+    except InputError as exc:
+        if "symbolic link" not in str(exc):
+            return f"the link was refused for another reason: {str(exc)[:200]}"
+    return SEEN
+
+
 def neighbour_controls(where: Path, outsider: Fragment) -> dict[str, str]:
     """Each control's fate (``SEEN`` or what went wrong), built under ``where`` (which must not
     exist and lie outside every replica); ``outsider`` is a fragment no agent publishes."""
     controls = {MISSING_STORE: _missing_store, ODD_MARKER: _odd_markers,
-                EVERY_REPLICA: lambda w: _every_replica(w, outsider)}
+                EVERY_REPLICA: lambda w: _every_replica(w, outsider), LISTED_THEN_GONE: _listed_then_gone,
+                HEADER_THROUGH_LINK: lambda w: _header_through_link(w, outsider)}
     where.mkdir(parents=True)
     fates: dict[str, str] = {}
     for name, control in controls.items():
         try:
-            fates[name] = control(where / name.replace(" ", "-"))
+            fates[name] = control(where / f"control-{len(fates)}")
         except (InputError, OSError) as exc:  # no verdict at all: not seen
             fates[name] = f"could not be run: {str(exc)[:200]}"
     return fates
