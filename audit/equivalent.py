@@ -451,8 +451,8 @@ EQUIVALENT: dict[str, str] = {
         "the union of an empty ledger's sets: set().union() of nothing is the empty set, as the else branch gives",
     "realstate/processes/soak/ledger.py:37:operator_name:b9dc5a12":
         "the key order of a ledger line's JSON: read_ledger parses it by key",
-    "realstate/processes/soak/neighbour.py:154:operator_number:b538ce30": "how many changed entries a neighbour problem lists: " + _DISPLAY,
-    "realstate/processes/soak/neighbour.py:157:operator_number:c35e058a": "how many replicas a neighbour problem lists: " + _DISPLAY,
+    "realstate/processes/soak/neighbour.py:163:operator_number:b538ce30": "how many changed entries a neighbour problem lists: " + _DISPLAY,
+    "realstate/processes/soak/neighbour.py:166:operator_number:c35e058a": "how many replicas a neighbour problem lists: " + _DISPLAY,
     "realstate/processes/soak/power.py:174:operator_name:4419bde6":
         "the power-loss model's work directory made without parents: check_put's caller made its parent",
     # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
@@ -492,6 +492,16 @@ EQUIVALENT: dict[str, str] = {
         "which rank's gathered list the control lengthens (the last, or rank 1, the same of two): a longer list at any rank must be rejected",
     "realstate/processes/replicate/faulty_gathers.py:52:operator_swap_op:dab3c597":
         "which digest the longer-list control appends: the list is one longer either way, which is what the comparison must reject",
+    # the per-file samples of the stores, the soak's neighbour and the faulty gathers (--sample 8 --seed 41)
+    "realstate/processes/soak/neighbour.py:171:operator_number:00b3d63e": "how many unplanted foreign entries a neighbour problem lists: " + _DISPLAY,
+    "realstate/processes/soak/neighbour.py:232:operator_number:a4c8a42a": "how much of the reason a replica that could not be judged prints: " + _DISPLAY,
+    "realstate/processes/soak/neighbour.py:291:operator_number:8d57ceb5": "how many violations an unseen neighbour control quotes: " + _DISPLAY,
+    "realstate/processes/replicate/faulty_gathers.py:48:operator_number:3bebc66a":
+        "which rank's set digest the control changes (the last, or the one before it: the other rank of two, "
+        "another rank of more): one rank's changed digest, at any rank, is what the comparison must reject",
+    "realstate/processes/replicate/faulty_gathers.py:48:operator_swap_op:b157aafb":
+        "which rank's set digest the control changes (the last, or rank 1, the same of two; another rank of more): "
+        "one rank's changed digest, at any rank, is what the comparison must reject",
     "realstate/processes/soak/power.py:41:operator_number:ec79f636":
         "how many blocks the power-loss model splits a put into (4 or 5): a crash state at every block boundary either way, judged by the same invariants",
     "realstate/processes/soak/power.py:151:operator_name:d95526a1":
