@@ -502,6 +502,9 @@ EQUIVALENT: dict[str, str] = {
     "realstate/processes/replicate/faulty_gathers.py:48:operator_swap_op:b157aafb":
         "which rank's set digest the control changes (the last, or rank 1, the same of two; another rank of more): "
         "one rank's changed digest, at any rank, is what the comparison must reject",
+    "realstate/processes/replicate/faulty_gathers.py:98:operator_number:ad0f0c3d":
+        "how much of a failed comparison's error a control's fate quotes: the fate then starts 'no verdict' either "
+        "way, never 'accepted' or 'rejected', which is all the verdict reads; " + _DISPLAY,
     "realstate/processes/soak/power.py:41:operator_number:ec79f636":
         "how many blocks the power-loss model splits a put into (4 or 5): a crash state at every block boundary either way, judged by the same invariants",
     "realstate/processes/soak/power.py:151:operator_name:d95526a1":

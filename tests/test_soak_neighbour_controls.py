@@ -30,10 +30,9 @@ CLEAN = {"planted": 0, "replicas": 0, "violations": [], "ok": True}
 OPENS_MISSING = ("create: bool = False,", "create: bool = True,")
 MARKER_BY_SIZE = ("if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_MARKER_BYTES:",
                   "if not stat.S_ISREG(info.st_mode) and info.st_size > MAX_MARKER_BYTES:")
-STOPS_AT_A_GONE_ENTRY = ("            except FileNotFoundError:\n                continue\n            except OSError as exc:\n"
-                         "                raise FormatError(where, \"foreign entry\"",
-                         "            except FileNotFoundError:\n                break\n            except OSError as exc:\n"
-                         "                raise FormatError(where, \"foreign entry\"")
+_GONE = "            except FileNotFoundError:\n                {}\n            except OSError as exc:\n"
+STOPS_AT_A_GONE_ENTRY = (_GONE.format("continue") + '                raise FormatError(where, "foreign entry"',
+                         _GONE.format("break") + '                raise FormatError(where, "foreign entry"')
 HEADER_FOLLOWS_LINKS = ("read_header(self.path_of(cid), self.limits, follow_symlinks=False)",
                         "read_header(self.path_of(cid), self.limits, follow_symlinks=True)")
 KEEPS_LAST = ('violations += [f"{replica}: {v}"', 'violations = [f"{replica}: {v}"')
