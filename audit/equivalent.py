@@ -578,10 +578,10 @@ GAPS: dict[str, str] = {
     "modelcheck/gossip_verdict.py:114:operator_swap_op:5b32db65":
         "a same-set comparison with one side's digest missing counted only when both are: the correct verdict "
         "fills every digest, so a second fault is needed to show; tests/test_gossip_reference.py pins it",
-    "realstate/bench/structural.py:158:operator_swap_op:2886f208":
-        "a structural control counted as flagged when its row names the cell but holds: a correct row never names a "
-        "cell it holds, so only a second fault (a row whose outcome ignores its finding, as the BagMerge-witness "
-        "row with <= cells) shows it; tests/test_bench_structural_controls.py plants that second fault",
+    "realstate/bench/structural.py:171:operator_swap_op:86346c32":
+        "each structural control attached to the other rows than its own: with every control flagged (a correct run) "
+        "only where the rows' details list them changes; with one unflagged (a second fault) other rows fail BLIND "
+        "instead of its own, the command still exits 1; tests/test_bench_structural_controls.py pins the row",
     "realstate/processes/replicate/faulty_gathers.py:110:operator_if_exp:662c3263":
         "the faulty gathers expect all three controls with one rank too: a one-rank run would report the "
         "comparison blind (a false alarm, never a pass), and the audit's replicate runs two ranks; "

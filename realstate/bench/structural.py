@@ -19,8 +19,8 @@ Two findings no decoded canary can show on their own are shown, in every call, b
 fed through the same rows (``CONTROLS``): answers that differ while the first-step logits agree
 (every real order-dependent cell also differs in its logits and digests, which other findings
 flag), and a run in which no cell has a BagMerge witness (every real run has witnesses).  Each
-control cell is a correct cell but for its one fault; its row must fail with that finding, and
-only it, naming the cell.  A control its row does not flag fails that row in the real results,
+control cell is a correct cell but for its one fault; of the rows over it, its row alone must
+fail, and that finding alone must name the cell.  A control its row does not flag fails that row in the real results,
 its figure starting ``BLIND:``."""
 
 from __future__ import annotations
@@ -153,12 +153,12 @@ CONTROLS: dict[str, tuple[dict[str, Any], str, str]] = {
 
 
 def _flagged(record: dict[str, Any], check: str, finding: str) -> bool:
-    """Whether the row ``check`` fails on the one control cell with ``finding``, and only it, naming the cell."""
-    row = next((r for r in _rows([copy.deepcopy(record)], "control", 0.0) if r.check == check), None)
-    if row is None or row.outcome is not Outcome.FAILS:
-        return False
-    named = {k for k, v in row.details.items() if isinstance(v, list) and _name(record) in v}
-    return named == {finding}
+    """Whether, of the rows over the one control cell, exactly ``check`` fails and exactly ``finding``
+    names the cell: a control cell that broke another row too would not show this row could see."""
+    rows = _rows([copy.deepcopy(record)], "control", 0.0)
+    failing = {r.check for r in rows if r.outcome is Outcome.FAILS}
+    named = {k for r in rows for k, v in r.details.items() if isinstance(v, list) and _name(record) in v}
+    return (failing, named) == ({check}, {finding})  # one comparison, no part can drop out
 
 
 def structural_results(records: Sequence[dict[str, Any]], model: str, seconds: float) -> list[ClaimResult]:
