@@ -25,7 +25,6 @@ its figure starting ``BLIND:``."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 from collections.abc import Sequence
@@ -155,7 +154,7 @@ CONTROLS: dict[str, tuple[dict[str, Any], str, str]] = {
 def _flagged(record: dict[str, Any], check: str, finding: str) -> bool:
     """Whether, of the rows over the one control cell, exactly ``check`` fails and exactly ``finding``
     names the cell: a control cell that broke another row too would not show this row could see."""
-    rows = _rows([copy.deepcopy(record)], "control", 0.0)
+    rows = _rows([record], "control", 0.0)  # the rows read a record, never change it
     failing = {r.check for r in rows if r.outcome is Outcome.FAILS}
     named = {k for r in rows for k, v in r.details.items() if isinstance(v, list) and _name(record) in v}
     return (failing, named) == ({check}, {finding})  # one comparison, no part can drop out
