@@ -505,7 +505,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/processes/replicate/faulty_gathers.py:98:operator_number:ad0f0c3d":
         "how much of a failed comparison's error a control's fate quotes: the fate then starts 'no verdict' either "
         "way, never 'accepted' or 'rejected', which is all the verdict reads; " + _DISPLAY,
-    "realstate/bench/structural.py:157:operator_number:ec310a0c":
+    "realstate/bench/structural.py:160:operator_number:ec310a0c":
         "the seconds a structural control's rows are given: _flagged reads only their outcomes and findings",
     "realstate/processes/soak/power.py:41:operator_number:ec79f636":
         "how many blocks the power-loss model splits a put into (4 or 5): a crash state at every block boundary either way, judged by the same invariants",
@@ -580,7 +580,7 @@ GAPS: dict[str, str] = {
     "modelcheck/gossip_verdict.py:114:operator_swap_op:5b32db65":
         "a same-set comparison with one side's digest missing counted only when both are: the correct verdict "
         "fills every digest, so a second fault is needed to show; tests/test_gossip_reference.py pins it",
-    "realstate/bench/structural.py:170:operator_swap_op:86346c32":
+    "realstate/bench/structural.py:173:operator_swap_op:86346c32":
         "each structural control attached to the other rows than its own: with every control flagged (a correct run) "
         "only where the rows' details list them changes; with one unflagged (a second fault) other rows fail BLIND "
         "instead of its own, the command still exits 1; tests/test_bench_structural_controls.py pins the row",

@@ -121,15 +121,18 @@ def _rows(records: Sequence[dict[str, Any]], model: str, seconds: float) -> list
 
 
 def _control_cell(name: str) -> dict[str, Any]:
-    """A cell of k = 2 fragments as a correct run records it: 2! orders decoded and rendered, one
-    answer, one logits, one digest, 2 re-deliveries absorbed byte for byte, BagMerge's two orders
-    and its re-deliveries each giving other bytes."""
+    """A cell of k = 2 fragments with every field a real record has (``conditions.assemble``), as a
+    correct run records it: 2! orders decoded and rendered, one answer, one logits, one digest and
+    one layout, 2 re-deliveries absorbed byte for byte, BagMerge's two orders and its re-deliveries
+    each giving other bytes."""
+    layout = ["f0", "f1"]
     return {"problem": f"control: {name}", "latent_steps": 0, "k": 2,
-            "canonical_orders": {"orders": 2, "distinct_answers": 1, "distinct_first_logits": 1},
-            "structure": {"orders_rendered": 2, "redeliveries_rendered": 2, "canonical_distinct_digests": 1,
-                          "canonical_digest": "c", "redelivery_digests": ["c", "c"],
-                          "redelivery_state_unchanged": True, "bag_distinct_digests": 2, "bag_digest": "b0",
-                          "redelivery_bag_digests": ["b1", "b2"]}}
+            "canonical_orders": {"orders": 2, "rows": 2, "distinct_answers": 1, "distinct_first_logits": 1},
+            "structure": {"canonical_layout": layout, "orders_rendered": 2, "canonical_digest": "c",
+                          "canonical_distinct_digests": 1, "bag_digest": "b0", "bag_distinct_digests": 2,
+                          "redeliveries_rendered": 2, "redelivery_digests": ["c", "c"],
+                          "redelivery_layouts": [layout, layout], "redelivery_bag_digests": ["b1", "b2"],
+                          "redelivery_state_unchanged": True}}
 
 
 def _answers_differ() -> dict[str, Any]:
