@@ -440,19 +440,19 @@ EQUIVALENT: dict[str, str] = {
         "at N = 1 there is one leaf order, so leaving the loop after it yields the same single tree as continuing",
     "oracle/compare.py:55:operator_swap_op:e29ba9dc":
         "the hex width a mismatch report prints elements with: only a failing comparison's text uses it",
-    "realstate/bench/structural.py:109:operator_swap_op:1f045ac5": "the witness cells' figure of the BagMerge row: " + _DISPLAY,
+    "realstate/bench/structural.py:118:operator_swap_op:1f045ac5": "the witness cells' figure of the BagMerge row: " + _DISPLAY,
     "realstate/exchange/stores/directory.py:74:operator_number:e81f33df":
         "bytes per write call (1 or 2 MiB): a torn write leaves a prefix of blocks either way, which the reader "
         "refuses, and the soak's fragments are smaller than either block",
-    "realstate/processes/replicate/faulty_gathers.py:47:operator_number:431f9315":
+    "realstate/processes/replicate/faulty_gathers.py:52:operator_number:431f9315":
         "which digest the longer-list control appends (the last or the one before): the list is one longer either "
         "way, which is what the comparison must reject",
     "realstate/processes/soak/judge.py:52:operator_if_exp:1851b9fc":
         "the union of an empty ledger's sets: set().union() of nothing is the empty set, as the else branch gives",
     "realstate/processes/soak/ledger.py:37:operator_name:b9dc5a12":
         "the key order of a ledger line's JSON: read_ledger parses it by key",
-    "realstate/processes/soak/neighbour.py:136:operator_number:b538ce30": "how many changed entries a neighbour problem lists: " + _DISPLAY,
-    "realstate/processes/soak/neighbour.py:139:operator_number:c35e058a": "how many replicas a neighbour problem lists: " + _DISPLAY,
+    "realstate/processes/soak/neighbour.py:163:operator_number:b538ce30": "how many changed entries a neighbour problem lists: " + _DISPLAY,
+    "realstate/processes/soak/neighbour.py:166:operator_number:c35e058a": "how many replicas a neighbour problem lists: " + _DISPLAY,
     "realstate/processes/soak/power.py:174:operator_name:4419bde6":
         "the power-loss model's work directory made without parents: check_put's caller made its parent",
     # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
@@ -486,12 +486,27 @@ EQUIVALENT: dict[str, str] = {
         "the universe table's violations column merged by assignment: " + _DISPLAY,
     "realstate/exchange/stores/directory.py:59:operator_remove_unary_ops:86404673":
         "the words that name a foreign entry's kind: " + _DISPLAY,
-    "realstate/processes/replicate/faulty_gathers.py:43:operator_swap_op:a0064bf0":
+    "realstate/processes/replicate/faulty_gathers.py:48:operator_swap_op:a0064bf0":
         "which rank's set digest the control changes (the last, or rank 1, the same of two): a changed digest at any rank must be rejected",
-    "realstate/processes/replicate/faulty_gathers.py:47:operator_swap_op:0c8d4dcc":
+    "realstate/processes/replicate/faulty_gathers.py:52:operator_swap_op:0c8d4dcc":
         "which rank's gathered list the control lengthens (the last, or rank 1, the same of two): a longer list at any rank must be rejected",
-    "realstate/processes/replicate/faulty_gathers.py:47:operator_swap_op:dab3c597":
+    "realstate/processes/replicate/faulty_gathers.py:52:operator_swap_op:dab3c597":
         "which digest the longer-list control appends: the list is one longer either way, which is what the comparison must reject",
+    # the per-file samples of the stores, the soak's neighbour and the faulty gathers (--sample 8 --seed 41)
+    "realstate/processes/soak/neighbour.py:171:operator_number:00b3d63e": "how many unplanted foreign entries a neighbour problem lists: " + _DISPLAY,
+    "realstate/processes/soak/neighbour.py:232:operator_number:a4c8a42a": "how much of the reason a replica that could not be judged prints: " + _DISPLAY,
+    "realstate/processes/soak/neighbour.py:291:operator_number:8d57ceb5": "how many violations an unseen neighbour control quotes: " + _DISPLAY,
+    "realstate/processes/replicate/faulty_gathers.py:48:operator_number:3bebc66a":
+        "which rank's set digest the control changes (the last, or the one before it: the other rank of two, "
+        "another rank of more): one rank's changed digest, at any rank, is what the comparison must reject",
+    "realstate/processes/replicate/faulty_gathers.py:48:operator_swap_op:b157aafb":
+        "which rank's set digest the control changes (the last, or rank 1, the same of two; another rank of more): "
+        "one rank's changed digest, at any rank, is what the comparison must reject",
+    "realstate/processes/replicate/faulty_gathers.py:98:operator_number:ad0f0c3d":
+        "how much of a failed comparison's error a control's fate quotes: the fate then starts 'no verdict' either "
+        "way, never 'accepted' or 'rejected', which is all the verdict reads; " + _DISPLAY,
+    "realstate/bench/structural.py:160:operator_number:ec310a0c":
+        "the seconds a structural control's rows are given: _flagged reads only their outcomes and findings",
     "realstate/processes/soak/power.py:41:operator_number:ec79f636":
         "how many blocks the power-loss model splits a put into (4 or 5): a crash state at every block boundary either way, judged by the same invariants",
     "realstate/processes/soak/power.py:151:operator_name:d95526a1":
@@ -542,14 +557,6 @@ GAPS: dict[str, str] = {
         "copy numbers counted by two in a fresh suffix: with one re-delivery (the audit's) every copy is still a distinct object; only --redeliveries 2 shows it",
     "modelcheck/unions.py:82:operator_swap_op:8b288fd5":
         "copy numbers counted down in a fresh suffix: with one re-delivery (the audit's) every copy is still a distinct object; only --redeliveries 2 shows it",
-    "realstate/bench/structural.py:72:operator_lambda:d3430ee4":
-        "the bench's distinct-answers row never flags a cell: an order-dependent cell also differs in its first-step logits and digests, which their rows flag, so only answers that differ with equal logits show it",
-    "realstate/exchange/stores/directory.py:88:operator_name:06204bb2":
-        "a store opened without create=True made where none exists: no audited command opens a missing store; tests/test_store_errors.py pins the refusal",
-    "realstate/exchange/stores/directory.py:136:operator_swap_op:2fdd7b94":
-        "a marker that is not a regular file accepted unless it is large: no audited run plants one; tests/test_hostile_stores.py pins the refusal",
-    "realstate/processes/replicate/faulty_gathers.py:87:operator_if_exp:78abb755":
-        "every faulty gather labelled rejected whatever the comparison said: only a comparison that accepts one (a second fault) shows it",
     "modelcheck/instruments.py:160:operator_swap_op:60053344": _STRICTER_CANARY,
     "modelcheck/instruments.py:160:operator_number:388815d9": _STRICTER_CANARY,
     # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
@@ -569,18 +576,15 @@ GAPS: dict[str, str] = {
     "modelcheck/unions.py:78:operator_swap_op:cb7b179e":
         "copy numbers counted down in a shared prefix: with one re-delivery (the audit's) every copy is still a "
         "distinct object; with two or more, a copy can be numbered 0 (the original), which only --redeliveries 2 shows",
-    "realstate/bench/structural.py:106:operator_swap_op:68f8ba5a":
-        "the BagMerge-witness row also holding when no cell has a witness: every bench run has witnesses, so only a "
-        "BagMerge made order-independent (a second fault) shows it",
     # the instruments (canonmerge audit --targets instruments): weaknesses of the checkers themselves
     "modelcheck/gossip_verdict.py:114:operator_swap_op:5b32db65":
         "a same-set comparison with one side's digest missing counted only when both are: the correct verdict "
         "fills every digest, so a second fault is needed to show; tests/test_gossip_reference.py pins it",
-    "realstate/processes/soak/neighbour.py:203:operator_augmented_assignment:e166fea1":
-        "the neighbour's verdict keeps only the last planted replica's violations: a run with every replica clean "
-        "looks the same, so only a second fault (a guard broken in a replica judged before another) shows it; "
-        "tests/test_soak_store_faults.py pins it with two replicas, the first one broken",
-    "realstate/processes/replicate/faulty_gathers.py:92:operator_if_exp:662c3263":
+    "realstate/bench/structural.py:173:operator_swap_op:86346c32":
+        "each structural control attached to the other rows than its own: with every control flagged (a correct run) "
+        "only where the rows' details list them changes; with one unflagged (a second fault) other rows fail BLIND "
+        "instead of its own, the command still exits 1; tests/test_bench_structural_controls.py pins the row",
+    "realstate/processes/replicate/faulty_gathers.py:110:operator_if_exp:662c3263":
         "the faulty gathers expect all three controls with one rank too: a one-rank run would report the "
         "comparison blind (a false alarm, never a pass), and the audit's replicate runs two ranks; "
         "tests/test_replicate_faulty_gathers.py pins the one-rank case",

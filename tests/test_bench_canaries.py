@@ -16,6 +16,7 @@ import torch
 from audit.scratch import Patch, ScratchCopy
 from realstate.bench.canaries import CANARIES, forged_redelivery, with_canaries
 from realstate.bench.runner import run_bench
+from realstate.bench import structural
 from realstate.bench.structural import INSTRUMENTS, structural_results
 from spec import Outcome
 from tests.realstate_helpers import random_fragment, tiny_fingerprint
@@ -35,6 +36,12 @@ def test_every_instrument_has_a_canary_and_saw_it(outcome):
     assert set(outcome.document["canaries"]) == {c.name for c in CANARIES}
     for canary in outcome.document["canaries"].values():  # each canary's own rows fail: it was caught
         assert any(r["outcome"] == "fails" for r in canary["claims"])
+
+
+def test_the_structural_control_cells_have_every_field_of_a_real_cell(outcome):
+    cell, control = outcome.document["cells"][0], structural._control_cell("x")
+    for part in ("canonical_orders", "structure"):
+        assert set(control[part]) == set(cell[part]), part
 
 
 def test_coverage_is_counted_from_the_renders_beside_k_factorial(outcome):

@@ -18,6 +18,7 @@ from realstate.processes.replicate import agreement, faulty_gathers
 from realstate.processes.replicate.faulty_gathers import (
     LIST_DIFFERS,
     NOT_APPLICABLE,
+    NOT_FAULTY,
     NOT_OWN,
     SET_CHANGED,
     gather_controls,
@@ -53,8 +54,9 @@ def test_every_faulty_gather_is_rejected_by_the_comparison() -> None:
     assert agreement.compare_ranks(results, digest).holds  # the base agrees
     seen = gather_controls(results, digest)
     assert seen["ok"], seen
-    assert seen["controls"] == {SET_CHANGED: "rejected", LIST_DIFFERS: "rejected", NOT_OWN: "rejected"}
-    assert seen["figure"] == "3 faulty gather(s) rejected by the comparison of ranks"
+    assert seen["controls"] == {SET_CHANGED: "rejected", LIST_DIFFERS: "rejected", NOT_OWN: "rejected",
+                                NOT_FAULTY: "accepted"}
+    assert seen["figure"] == "3 faulty gather(s) rejected by the comparison of ranks, a correct one accepted"
     assert results == _results(3)[0]  # the controls are copies: the run's own data is untouched
 
 
@@ -74,7 +76,7 @@ def test_one_rank_runs_only_the_control_that_needs_no_other_rank() -> None:
     results, digest = _results(1)
     seen = gather_controls(results, digest)
     assert seen["ok"] and seen["controls"] == {SET_CHANGED: NOT_APPLICABLE, LIST_DIFFERS: NOT_APPLICABLE,
-                                               NOT_OWN: "rejected"}
+                                               NOT_OWN: "rejected", NOT_FAULTY: "accepted"}
 
 
 @pytest.mark.parametrize("line", list(WEAKENED.values()), ids=list(WEAKENED))
@@ -102,3 +104,26 @@ def test_controls_that_were_never_run_are_no_rejection(monkeypatch: pytest.Monke
     monkeypatch.setattr(faulty_gathers, "faulty_gathers", lambda rs: {name: None for name in faulty_gathers.FAULTS})
     seen = gather_controls(results, digest)
     assert not seen["ok"] and seen["figure"].endswith("(did not reject a faulty gather: 0 of 3 controls were run)")
+
+
+def test_the_gather_that_is_not_faulty_is_accepted_even_when_the_real_round_disagrees() -> None:
+    results, digest = _results(2)
+    results[1]["set_digest"] = hashlib.sha256(b"another set").hexdigest()  # the real round disagrees
+    assert not agreement.compare_ranks(results, digest).holds
+    control = faulty_gathers.not_faulty(results, digest)
+    assert agreement.compare_ranks(control, digest).holds and results[1]["set_digest"] != control[1]["set_digest"]
+    assert gather_controls(results, digest)["controls"][NOT_FAULTY] == "accepted"
+
+
+def test_labelling_that_rejects_whatever_the_comparison_said_is_reported_blind(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    source = Path(faulty_gathers.__file__).read_text()
+    label = '"accepted" if compare_ranks(control, launcher_digest).holds else "rejected"'
+    assert source.count(label) == 1
+    module = types.ModuleType("patched_faulty_gathers")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(source.replace(label, '"rejected"'), faulty_gathers.__file__, "exec"), module.__dict__)
+    results, digest = _results(2)
+    seen = module.gather_controls(results, digest)
+    assert not seen["ok"] and seen["controls"][NOT_FAULTY] == "rejected"
+    assert seen["figure"] == "blind instrument: the comparison of ranks (a gather that is not faulty: rejected)"

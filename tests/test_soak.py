@@ -17,6 +17,13 @@ import pytest
 
 from audit.scratch import Patch, ScratchCopy
 from canonmerge.cli import main
+from realstate.processes.soak.neighbour import (
+    EVERY_REPLICA,
+    HEADER_THROUGH_LINK,
+    LISTED_THEN_GONE,
+    MISSING_STORE,
+    ODD_MARKER,
+)
 from realstate.processes.soak.nemesis import plan_faults
 from realstate.processes.soak.settings import FAULT_KINDS, SoakSettings
 from realstate.processes.soak.synthetic import soak_fragment
@@ -28,6 +35,7 @@ JUDGE_FROM_STORES = Patch(  # the acknowledged set read back from the stores aft
     "    books = {r[\"replica\"]: set(r[\"ids\"]) for r in rows}\n")
 SMALL = ["--replicas", "2", "--s3-replicas", "0", "--agents", "2", "--fragments", "2", "--gossipers", "1",
          "--merges", "2", "--tokens", "4", "8", "--json"]
+NEIGHBOUR_CONTROLS = (MISSING_STORE, ODD_MARKER, EVERY_REPLICA, LISTED_THEN_GONE, HEADER_THROUGH_LINK)
 TINY = ["--replicas", "2", "--s3-replicas", "1", "--agents", "1", "--fragments", "3", "--gossipers", "1",
         "--merges", "4", "--faults", "7", "--tokens", "4", "16", "--max-seconds", "240"]
 
@@ -78,7 +86,8 @@ def test_a_tiny_soak_with_every_fault_kind_converges(capsys: pytest.CaptureFixtu
     assert data["canary"]["seen"] and data["canary"]["reported_lost"] == [data["canary"]["lost_write"]]
     assert data["ledger_entries"] == 3 and data["crash_table"]["blind"] == []
     assert data["power_loss"]["blind"] == [] and data["power_loss"]["violations"] == []
-    assert data["neighbour"] == {"planted": 1, "replicas": 1, "violations": [], "ok": True}
+    assert data["neighbour"] == {"planted": 1, "replicas": 1, "violations": [], "ok": True,
+                                 "controls": {name: "seen" for name in NEIGHBOUR_CONTROLS}}
     assert data["verdict"]["sets"] == data["verdict"]["digests"] == 1
     assert data["verdict"]["acknowledged"] == 3 and data["verdict"]["lost"] == []
     assert data["operations"]["put acknowledged"] == 3

@@ -13,10 +13,19 @@ cell short of its count fails the row, since "every order" was then not checked.
 - C4 — BagMerge's input orders give different bytes (a witness), and a re-delivery changes them.
 
 The rows' details name each instrument's findings (``INSTRUMENTS``), which is what the canaries
-(``realstate.bench.canaries``) read to show that every instrument could see."""
+(``realstate.bench.canaries``) read to show that every instrument could see.
+
+Two findings no decoded canary can show on their own are shown, in every call, by synthetic cells
+fed through the same rows (``CONTROLS``): answers that differ while the first-step logits agree
+(every real order-dependent cell also differs in its logits and digests, which other findings
+flag), and a run in which no cell has a BagMerge witness (every real run has witnesses).  Each
+control cell is a correct cell but for its one fault; of the rows over it, its row alone must
+fail, and that finding alone must name the cell.  A control its row does not flag fails that row in the real results,
+its figure starting ``BLIND:``."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -56,7 +65,7 @@ def _cells(records: Sequence[dict[str, Any]], found: Any) -> list[str]:
     return [_name(r) for r in records if found(r)]
 
 
-def structural_results(records: Sequence[dict[str, Any]], model: str, seconds: float) -> list[ClaimResult]:
+def _rows(records: Sequence[dict[str, Any]], model: str, seconds: float) -> list[ClaimResult]:
     cells = len(records)
     if cells == 0:
         return []
@@ -109,3 +118,64 @@ def structural_results(records: Sequence[dict[str, Any]], model: str, seconds: f
             cells=cells, order_witness_cells=cells - len(no_witness), cells_without_order_witness=no_witness[:SHOWN],
             redelivery_unchanged=bag_unchanged[:SHOWN]),
     ]
+
+
+def _control_cell(name: str) -> dict[str, Any]:
+    """A cell of k = 2 fragments with every field a real record has (``conditions.assemble``), as a
+    correct run records it: 2! orders decoded and rendered, one answer, one logits, one digest and
+    one layout, 2 re-deliveries absorbed byte for byte, BagMerge's two orders and its re-deliveries
+    each giving other bytes."""
+    layout = ["f0", "f1"]
+    return {"problem": f"control: {name}", "latent_steps": 0, "k": 2,
+            "canonical_orders": {"orders": 2, "rows": 2, "distinct_answers": 1, "distinct_first_logits": 1},
+            "structure": {"canonical_layout": layout, "orders_rendered": 2, "canonical_digest": "c",
+                          "canonical_distinct_digests": 1, "bag_digest": "b0", "bag_distinct_digests": 2,
+                          "redeliveries_rendered": 2, "redelivery_digests": ["c", "c"],
+                          "redelivery_layouts": [layout, layout], "redelivery_bag_digests": ["b1", "b2"],
+                          "redelivery_state_unchanged": True}}
+
+
+def _answers_differ() -> dict[str, Any]:
+    cell = _control_cell("answers differ, logits equal")
+    cell["canonical_orders"]["distinct_answers"] = 2
+    return cell
+
+
+def _no_witness() -> dict[str, Any]:
+    cell = _control_cell("no BagMerge witness")
+    cell["structure"]["bag_distinct_digests"] = 1
+    return cell
+
+
+# control -> (its one-cell run, the row that must fail, the only finding of that row naming the cell)
+CONTROLS: dict[str, tuple[dict[str, Any], str, str]] = {
+    "answers differ with equal logits": (_answers_differ(), UNIQUENESS_CHECK, "cells_with_several_answers"),
+    "no cell with a BagMerge witness": (_no_witness(), BAG_CHECK, "cells_without_order_witness"),
+}
+
+
+def _flagged(record: dict[str, Any], check: str, finding: str) -> bool:
+    """Whether, of the rows over the one control cell, exactly ``check`` fails and exactly ``finding``
+    names the cell: a control cell that broke another row too would not show this row could see."""
+    rows = _rows([record], "control", 0.0)  # the rows read a record, never change it
+    failing = {r.check for r in rows if r.outcome is Outcome.FAILS}
+    named = {k for r in rows for k, v in r.details.items() if isinstance(v, list) and _name(record) in v}
+    return (failing, named) == ({check}, {finding})  # one comparison, no part can drop out
+
+
+def structural_results(records: Sequence[dict[str, Any]], model: str, seconds: float) -> list[ClaimResult]:
+    """The four rows over ``records`` (module doc), each failed and marked ``BLIND:`` where a control
+    of it (``CONTROLS``) went unflagged; ``controls`` in each row's details says what each showed."""
+    rows = _rows(records, model, seconds)
+    seen = {name: (check, _flagged(record, check, finding)) for name, (record, check, finding) in CONTROLS.items()}
+    amended = []
+    for row in rows:
+        mine = {name: ok for name, (check, ok) in seen.items() if check == row.check}
+        details = {**row.details, "controls": mine} if mine else row.details
+        blind = [name for name, ok in mine.items() if not ok]
+        if blind:
+            figure = f"BLIND: {', '.join(blind)} not flagged (synthetic control cell); {row.figure}"
+            amended.append(dataclasses.replace(row, outcome=Outcome.FAILS, figure=figure, details=details))
+        else:
+            amended.append(dataclasses.replace(row, details=details))
+    return amended

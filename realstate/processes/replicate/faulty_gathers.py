@@ -14,7 +14,11 @@ each with one fault injected and every other check left satisfied:
   same wrong value everywhere).
 
 Each must come out as a disagreement; a control the comparison accepts (or fails on with an
-error instead of a verdict) makes the run report the agreement blind.  The first two need two
+error instead of a verdict) makes the run report the agreement blind.  Beside them, a gather that
+is not faulty (every rank holding the launcher's render, one set, every rank's list the ranks' own
+digests; built from the launcher's digest, so whether the real round agreed does not matter) goes
+through the same labelling and must come out accepted: labelling that rejected every control
+whatever the comparison said would otherwise pass every run.  The first two need two
 ranks (with one rank there is no other to differ from) and are reported as not applicable
 then.  When the real round itself disagrees the row fails on that alone; the controls are still
 run and reported."""
@@ -32,6 +36,7 @@ SET_CHANGED = "a rank's set digest changed"
 LIST_DIFFERS = "one rank's gathered list differs from the others'"
 NOT_OWN = "a gathered digest that is no rank's own"
 NOT_APPLICABLE = "not applicable with one rank"
+NOT_FAULTY = "a gather that is not faulty"
 
 
 def _other(digest: str, fault: str) -> str:
@@ -74,24 +79,43 @@ def faulty_gathers(results: list[dict[str, Any]]) -> dict[str, list[dict[str, An
     return controls
 
 
+def not_faulty(results: list[dict[str, Any]], launcher_digest: str) -> list[dict[str, Any]]:
+    """A copy of the ranks' results as a correct round would have them: every rank's render the
+    launcher's, the first rank's set digest everywhere, every rank's gathered list the ranks' own."""
+    control = copy.deepcopy(results)
+    for r in control:
+        r["digest"] = launcher_digest
+        r["set_digest"] = results[0]["set_digest"]
+        r["gathered_digests"] = [launcher_digest] * len(results)
+    return control
+
+
+def _fate(control: list[dict[str, Any]], launcher_digest: str) -> str:
+    """What the comparison of ranks made of one control, in words."""
+    try:
+        return "accepted" if compare_ranks(control, launcher_digest).holds else "rejected"
+    except (KeyError, IndexError, TypeError, ValueError) as exc:  # no verdict at all: neither
+        return f"no verdict ({type(exc).__name__}: {exc})"[:200]
+
+
 def gather_controls(results: list[dict[str, Any]], launcher_digest: str) -> dict[str, Any]:
     """The instrument's account: as many controls rejected by the comparison of ranks as apply
-    (``ok``: all three with two ranks or more, the one that needs no other rank with one), each
-    control's fate, and the figure that says so."""
+    (``ok``: all three with two ranks or more, the one that needs no other rank with one) and the
+    gather that is not faulty accepted, each control's fate, and the figure that says so."""
     fates: dict[str, str] = {}
     for name, control in faulty_gathers(results).items():
-        if control is None:
-            fates[name] = NOT_APPLICABLE
-            continue
-        try:
-            fates[name] = "accepted" if compare_ranks(control, launcher_digest).holds else "rejected"
-        except (KeyError, IndexError, TypeError, ValueError) as exc:  # no verdict at all: not a rejection
-            fates[name] = f"no verdict ({type(exc).__name__}: {exc})"[:200]
+        fates[name] = NOT_APPLICABLE if control is None else _fate(control, launcher_digest)
     missed = [name for name, fate in fates.items() if fate not in ("rejected", NOT_APPLICABLE)]
     rejected = sum(fate == "rejected" for fate in fates.values())
     applicable = len(FAULTS) if len(results) >= 2 else 1  # counted from the ranks, not from the fates
-    ok = rejected == applicable
+    fates[NOT_FAULTY] = _fate(not_faulty(results, launcher_digest), launcher_digest)
+    accepted = int(fates[NOT_FAULTY] == "accepted")
+    ok = rejected + accepted == applicable + 1  # every control as it must come out, counted from the ranks
     why = "; ".join(missed) or f"{rejected} of {applicable} controls were run"
-    figure = (f"{rejected} faulty gather(s) rejected by the comparison of ranks" if ok else
-              f"blind instrument: the comparison of ranks (did not reject a faulty gather: {why})")
+    if rejected != applicable:
+        figure = f"blind instrument: the comparison of ranks (did not reject a faulty gather: {why})"
+    elif not ok:
+        figure = f"blind instrument: the comparison of ranks (a gather that is not faulty: {fates[NOT_FAULTY]})"
+    else:
+        figure = f"{rejected} faulty gather(s) rejected by the comparison of ranks, a correct one accepted"
     return {"ok": ok, "controls": fates, "figure": figure}

@@ -43,7 +43,7 @@ from realstate.processes.soak.endpoint import MotoEndpoint, client_environment, 
 from realstate.processes.soak.gateway import Gateway
 from realstate.processes.soak.judge import canary_verdict, judge, lose
 from realstate.processes.soak.ledger import Ledger
-from realstate.processes.soak.neighbour import Planted, neighbour_verdict, plant
+from realstate.processes.soak.neighbour import Planted, neighbour_controls, neighbour_verdict, plant, with_controls
 from realstate.processes.soak.nemesis import FaultPlan, plan_faults, restart_gateway, torn_upload, wait_busy
 from realstate.processes.soak.outcome import soak_report
 from realstate.processes.soak.power import PowerTable, power_table
@@ -382,8 +382,12 @@ class Soak:
         return judge(self.replicas, self.ledger.path, self._generated(range(self.settings.agents)), self.s3_client)
 
     def judge_neighbours(self, verdict: dict[str, Any]) -> dict[str, Any]:
-        """The neighbour's entries after the run, then ``clean --foreign`` (``neighbour``)."""
-        return neighbour_verdict(self.planted, verdict["replicas"])
+        """The neighbour's entries after the run, then ``clean --foreign`` (``neighbour``), with
+        the controls that show the verdict and the store's refusals could see (``neighbour_controls``)."""
+        s = self.settings
+        outsider = soak_fragment(s.seed, s.agents + 1, 1, s.shape)  # no agent publishes it
+        fates = neighbour_controls(self.workdir / "neighbour-controls", outsider)
+        return with_controls(neighbour_verdict(self.planted, verdict["replicas"]), fates)
 
     def run_canary(self) -> dict[str, Any]:
         """One acknowledged write into a replica of its own, deleted, then judged (module doc)."""
