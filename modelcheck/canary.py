@@ -9,7 +9,10 @@ by the same ``shards.merge``.  ``modelcheck.instruments`` then requires each vio
 been reported, and fails the run naming the instrument that missed it.
 
 - ``arrival``: the render lays the fragments out in arrival order (first delivery of each
-  content id), one shard holding every schedule of N = 3: every C3 family must report it.
+  content id), the schedules of N = 3 split by their first arrival into three shards: every C3
+  family must report it, in each of them, and the union of shard results must add up their
+  violations (a union that kept one shard's count would otherwise pass every run, no real
+  check violating anything).
 - ``shards``: the render is correct but salted by the shard it runs in — one digest per shard,
   so no shard sees a violation and only the union of shard verdicts across shards can; the
   schedules of N = 3 are split by their first arrival into three shards.
@@ -34,7 +37,7 @@ ARITY = 3
 ARRIVAL, SHARDS = "arrival", "shards"
 NAMES = (ARRIVAL, SHARDS)                # the C3 canaries: each runs every C3 schedule of its arity
 BAG = "bag"                              # a BagMerge canary: one bag shard, N = ARITY
-PREFIX_LENGTH = {ARRIVAL: 0, SHARDS: 1}
+PREFIX_LENGTH = {ARRIVAL: 1, SHARDS: 1}
 WATCHES = {ARRIVAL: "every C3 family's comparison of each schedule's render with the index-order fold",
            SHARDS: "the union of shard verdicts: digests of one set compared across shards and engines",
            BAG: "the BagMerge orders' comparison with their closed form, the sum of n!"}

@@ -11,7 +11,9 @@ the render:
 - on a sample of every shard (its first ``ALWAYS_SAMPLED`` schedules per family, then one in
   ``SAMPLE_ONE_IN``, pseudo-random but fixed by the shard) the state is rebuilt from nothing —
   ``backend.merge`` folded over fresh singletons of the schedule's leaves, nothing shared — and
-  the arrival order and state key of the state the render is given are compared with it;
+  the arrival order and state key of the state the render is given are compared with it, and
+  the number sampled is held to what the rule owes for the schedules streamed (``samples_due``,
+  written apart), so a sample thinned to its first schedules shows;
 - the rebuilt state's arrival order is also compared with what the schedule itself says a set
   holds (``ScheduleWatcher.scheduled``: each content id's first delivery, in delivery order).
   Both states are labelled through ``Leaves.labels``, so the first comparison cannot see a
@@ -73,6 +75,7 @@ class Seen:
     sampled: int = 0                 # rebuilt from nothing and compared
     mismatched: int = 0              # fed in another arrival order (or another state) than reported
     off_schedule: int = 0            # rebuilt from nothing into other items than the schedule's firsts
+    due: int = 0                     # samples the sampling rule owes for ``count`` schedules (``samples_due``)
     first_mismatch: str = ""
     first_off_schedule: str = ""
     # the comparisons' own controls: recorded by the same code as the samples, each a state compared
@@ -80,7 +83,7 @@ class Seen:
     control: Seen | None = None
 
     def add(self, other: Seen) -> None:
-        for name in ("count", "distinct", "invalid", "repeated", "sampled", "mismatched", "off_schedule"):
+        for name in ("count", "distinct", "invalid", "repeated", "sampled", "mismatched", "off_schedule", "due"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.first_mismatch = self.first_mismatch or other.first_mismatch
         self.first_off_schedule = self.first_off_schedule or other.first_off_schedule
@@ -88,6 +91,24 @@ class Seen:
             if self.control is None:
                 self.control = Seen()
             self.control.add(other.control)
+
+
+def sample_seed(salt: str, family: str, n: int, prefix: Sequence[int]) -> str:
+    """What fixes one family's sample in one shard: the same schedules on every engine and rerun."""
+    return f"{salt}/{family}/{n}/{list(prefix)}"
+
+
+def samples_due(seed: str, count: int) -> int:
+    """How many of ``count`` schedules the sampling rule rebuilds from nothing: the first
+    ``ALWAYS_SAMPLED``, then each next one a gap of 1 + int(Exp(1 / ``SAMPLE_ONE_IN``)) further on,
+    the gaps drawn from ``seed``.  Written apart from ``ScheduleWatcher.watch``, which applies the
+    rule while it streams, so that a sample thinned (or thickened) there differs from this count."""
+    chance = random.Random(seed)
+    due = position = 0
+    while position < count:
+        due += 1
+        position += 1 if due < ALWAYS_SAMPLED else 1 + int(chance.expovariate(1 / SAMPLE_ONE_IN))
+    return due
 
 
 def leaves_in_order(expr: Expr) -> list[Leaf]:
@@ -193,7 +214,8 @@ class ScheduleWatcher:
         seen = self.seen.setdefault(family, Seen(control=Seen()))
         keys: set[Hashable] = set()
         of, add = Signatures(n, prefix, None if family == "re-deliveries" else 0).of, keys.add
-        chance = random.Random(f"{self.salt}/{family}/{n}/{list(prefix)}")
+        seed = sample_seed(self.salt, family, n, prefix)
+        chance = random.Random(seed)
         count = invalid = next_sample = 0
         previous: Any = None
         try:
@@ -219,6 +241,7 @@ class ScheduleWatcher:
             seen.invalid += invalid
             seen.distinct += len(keys)
             seen.repeated += count - invalid - len(keys)
+            seen.due += samples_due(seed, count)
 
     def scheduled(self, expr: Expr) -> tuple[tuple[int, int], ...]:
         """What a replica's set holds after ``expr``, in arrival order, read from the schedule

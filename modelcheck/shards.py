@@ -355,7 +355,9 @@ def merge(results: Iterable[ShardResult], universes: Sequence[str]) -> Merged:
         merged.cpu_seconds += r.cpu_seconds
         merged.shard_costs.append({"shard": s.describe(), "kind": s.kind, "n": s.n, "orderings": s.orderings,
                                    "renders": r.renders, "cpu_seconds": round(r.cpu_seconds, 4),
-                                   "seconds": round(r.seconds, 4), "worker": r.worker})
+                                   "seconds": round(r.seconds, 4), "worker": r.worker, "canary": s.canary,
+                                   # each check's violations as this shard counted them, apart from the union
+                                   "found": {t.check.name: t.found for t in r.tallies.values()}})
         for t in r.tallies.values():
             _add_tally(tallies, t)
             found[(s.canary, t.check, s.universe, s.n)] = found.get((s.canary, t.check, s.universe, s.n), 0) + t.found
