@@ -335,10 +335,10 @@ EQUIVALENT: dict[str, str] = {
         "float16 exponent shift 10 -> 11 in the plain-sum exactness test: the field read is floor(f/2) <= f, "
         "so the test only gets more pessimistic and more rows take the exact path: the same bits",
     # the instruments (canonmerge audit --targets instruments)
-    "modelcheck/canary.py:136:operator_name:7e287a75":
+    "modelcheck/canary.py:139:operator_name:7e287a75":
         "the shard canary's salted digest packs the render base unsigned: bases are positions, never negative, "
         "and a non-negative int packs to the same 8 bytes either way (a negative one would raise, never pass)",
-    "modelcheck/coverage.py:133:operator_number:38f44aa8":
+    "modelcheck/coverage.py:154:operator_number:38f44aa8":
         "the size up to which Signatures memoizes its validity test: a cached answer and a recomputed one are the same",
     "modelcheck/gossip_model.py:35:operator_number:00fce7be":
         "MAX_STATES, the largest --max-states accepted: input validation only; verify's explorer runs far below it",
@@ -351,9 +351,6 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/shards.py:328:operator_swap_op:44cde09d":
         "which shard details reach the merged tally's JSON (a C4 witness, the digests-per-set figure, recomputed "
         "across shards anyway): Check.tally decides from checked and found, never from details",
-    "modelcheck/canary.py:37:operator_number:1db91237":
-        "how the order-by-arrival canary's schedules are split into shards (by a prefix of 0 or 1): every schedule "
-        "is still checked, and the coverage row compares the canary's count with its closed form",
     "modelcheck/gossip_model.py:174:operator_augmented_assignment:ef13f238": _TRACE_ONLY,
     "modelcheck/gossip_model.py:176:operator_swap_op:0ff9abf5": _TRACE_ONLY,
     "modelcheck/gossip_model.py:197:operator_number:dd2bd5cb": _TRACE_ONLY,
@@ -383,7 +380,7 @@ EQUIVALENT: dict[str, str] = {
         "N = 3's closed form) and the run without the bag checks (held to 0) pin the arities themselves",
     "modelcheck/shards.py:277:operator_swap_op:2650b739":
         "a shard's CPU seconds: printed, and the canaries' share of them is reported in the JSON; no row reads it",
-    "modelcheck/shards.py:361:operator_swap_op:26a7df6f":
+    "modelcheck/shards.py:363:operator_swap_op:26a7df6f":
         "the per-set violation sum that tells a split from a shard's own finding is only tested for zero, and a "
         "sum of non-negative counts is zero exactly when its negation is",
     "modelcheck/universe_search.py:50:operator_number:be07f6be":
@@ -411,7 +408,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/render.py:138:operator_swap_op:9c1b8979": _ONE_DEVICE,
     "realstate/kernel/render.py:142:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
     # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
-    "modelcheck/coverage.py:221:operator_augmented_assignment:9e16d430":
+    "modelcheck/coverage.py:243:operator_augmented_assignment:9e16d430":
         "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
         "count = distinct + invalid + repeated, so any repeat already fails the cell whatever this count says",
     "modelcheck/gossip.py:65:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
@@ -422,10 +419,8 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_search.py:168:operator_remove_unary_ops:4576d651":
         "when the pending nodes are checked (after every expansion instead of in batches): every reached node is "
         "still checked, the rest by the final check_pending, with the counts recorded when it was reached",
-    "modelcheck/instruments.py:161:operator_remove_unary_ops:be6afa6a":
+    "modelcheck/instruments.py:192:operator_remove_unary_ops:be6afa6a":
         "which figure the arrival canary's row prints: its outcome is holds_if(not blind), whatever the figure",
-    "modelcheck/instruments.py:172:operator_remove_unary_ops:5dc5f6e2":
-        "which figure the shard canary's row prints: its outcome is holds_if(not missed), whatever the figure",
     "modelcheck/order_checks.py:135:operator_number:fb026392":
         "the universe table's violations column (+2 per differing render): the tally's found, counted by fail(), "
         "decides the row",
@@ -474,7 +469,7 @@ EQUIVALENT: dict[str, str] = {
         "the render-call count: " + _DISPLAY,
     "modelcheck/gossip_verdict.py:115:operator_augmented_assignment:37750d7b":
         "the count of comparisons without a digest set to one instead of incremented: it is only tested for zero, and any such comparison makes it at least one either way",
-    "modelcheck/instruments.py:231:operator_number:e644d917":
+    "modelcheck/instruments.py:281:operator_number:e644d917":
         "which unsampled shard the failing arrival row names in its figure: " + _DISPLAY,
     "modelcheck/order_checks.py:181:operator_augmented_assignment:5812c5fa":
         "engine_order runs once per universe shard on a fresh tally, so setting and adding its count give the same number",
@@ -528,16 +523,12 @@ _STRICTER_CANARY = ("the arrival canary held to two violations instead of one: s
 
 GAPS: dict[str, str] = {
     # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
-    "modelcheck/coverage.py:212:operator_swap_op:90ba3384":
-        "the from-scratch sampling thinned to the first schedules of each family per shard: every shard is still sampled, and no count holds the sample size to its expected value",
     "modelcheck/gossip_controls.py:92:operator_swap_op:f9ccca90":
         "the gossip canary's trace counted as replayed without replaying it: only a canary trace that does not replay (a second fault) shows it",
     "modelcheck/gossip_controls.py:126:operator_swap_op:d4b2d252":
         "the folded cross-check fed no plain states: only a --fold-drops run reaches it, which the audited check is not; tests/test_modelcheck_gossip_controls.py runs it",
     "modelcheck/order_checks.py:47:operator_swap_op:d7695067":
         "no head-swapped twin for two-head fragments: the engine-order check then lacks its tie case, and the expected count is computed with the same function",
-    "modelcheck/shards.py:321:operator_augmented_assignment:50e7fcdc":
-        "a check's violations merged by assignment keep only the last shard's: the canaries violate in every one of their shards, so no run shows the loss",
     "modelcheck/unions.py:82:operator_number:8943859f":
         "copy numbers counted by two in a fresh suffix: with one re-delivery (the audit's) every copy is still a distinct object; only --redeliveries 2 shows it",
     "modelcheck/unions.py:82:operator_swap_op:8b288fd5":
@@ -550,8 +541,8 @@ GAPS: dict[str, str] = {
         "a marker that is not a regular file accepted unless it is large: no audited run plants one; tests/test_hostile_stores.py pins the refusal",
     "realstate/processes/replicate/faulty_gathers.py:87:operator_if_exp:78abb755":
         "every faulty gather labelled rejected whatever the comparison said: only a comparison that accepts one (a second fault) shows it",
-    "modelcheck/instruments.py:160:operator_swap_op:60053344": _STRICTER_CANARY,
-    "modelcheck/instruments.py:160:operator_number:388815d9": _STRICTER_CANARY,
+    "modelcheck/instruments.py:191:operator_swap_op:60053344": _STRICTER_CANARY,
+    "modelcheck/instruments.py:191:operator_number:388815d9": _STRICTER_CANARY,
     # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
     "modelcheck/gossip_symmetry.py:100:operator_swap_op:67437388":
         "the orbit key without its relabelled message list: on the audited configurations the replicas' "

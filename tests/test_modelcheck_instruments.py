@@ -176,3 +176,40 @@ def test_bagmerge_orders_short_of_their_closed_form_fail_the_coverage_row():
 def test_a_run_without_the_bag_checks_holds_no_bagmerge_count():
     found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1, checks=[P.PERMUTATIONS]))
     assert found[P.COVERAGE_COUNTS.name].outcome is Outcome.HOLDS, found[P.COVERAGE_COUNTS.name].figure
+
+
+def test_a_union_that_keeps_one_shards_violations_fails_the_shard_canary_row():
+    """The arrival canary violates in each of its three shards: a merged count equal to the last
+    shard's alone differs from the sum of what the shards counted."""
+    results, _ = _results()
+    merged = merge(results, ["ties"])
+    last = [c["found"][P.PERMUTATIONS.name] for c in merged.shard_costs if c["canary"] == canary.ARRIVAL][-1]
+    merged.canaries[canary.ARRIVAL][P.PERMUTATIONS].found = last
+    by_name = {r.check: r for r in judge(merged, select(["ties"]), 3, 1, list(P.C3_FAMILIES), True).results}
+    row = by_name[P.CANARY_SHARDS.name]
+    assert row.outcome is Outcome.FAILS and "its shards counted" in row.figure, row.figure
+    assert by_name[P.CANARY_ARRIVAL.name].outcome is Outcome.HOLDS
+
+
+def test_an_arrival_canary_in_one_shard_leaves_the_sum_over_shards_untested(monkeypatch):
+    monkeypatch.setitem(canary.PREFIX_LENGTH, canary.ARRIVAL, 0)
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))
+    row = found[P.CANARY_SHARDS.name]
+    assert row.outcome is Outcome.FAILS and "BLIND" in row.figure and "two shards" in row.figure, row.figure
+
+
+def test_a_sample_short_of_what_its_rule_owes_fails_the_arrival_row(monkeypatch):
+    """The watcher's sample against ``samples_due``, counted apart: one owed schedule more than
+    the watcher rebuilt in every family of every shard."""
+    real = coverage.samples_due
+    monkeypatch.setattr(coverage, "samples_due", lambda seed, count: real(seed, count) + 1)
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))
+    row = found[P.COVERAGE_ARRIVAL.name]
+    assert row.outcome is Outcome.FAILS and "the sampling rule owes" in row.figure, row.figure
+
+
+def test_samples_due_follows_the_rule():
+    """The first ALWAYS_SAMPLED schedules, then gaps of at least one."""
+    assert [coverage.samples_due("s", c) for c in range(coverage.ALWAYS_SAMPLED + 1)] == [0, 1, 2, 3, 4]
+    due = [coverage.samples_due("s", c) for c in range(0, 20_000, 997)]
+    assert due == sorted(due) and 4 < due[-1] < 20_000 // 32
