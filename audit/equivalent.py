@@ -347,7 +347,7 @@ EQUIVALENT: dict[str, str] = {
         "GossipResult.depth's start value: depth is max(depth, d + 1) over the moves explored, so any exploration "
         "with a move reports the same depth, and only the gossip table and JSON print it",
     "modelcheck/gossip_model.py:196:operator_number:52749f52": _TRACE_ONLY,
-    "modelcheck/order_checks.py:139:operator_number:69a7cf15": _DIGEST_FIGURE,
+    "modelcheck/order_checks.py:162:operator_number:69a7cf15": _DIGEST_FIGURE,
     "modelcheck/shards.py:328:operator_swap_op:44cde09d":
         "which shard details reach the merged tally's JSON (a C4 witness, the digests-per-set figure, recomputed "
         "across shards anyway): Check.tally decides from checked and found, never from details",
@@ -368,7 +368,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/order_checks.py:54:operator_if_exp:d43e3607":
         "a head swap that changes nothing returned as its own twin: _with_twin finds it among the universe's "
         "descriptions (the fragment itself, or an equal copy with the same id) and the sets checked are the same",
-    "modelcheck/order_checks.py:188:operator_swap_op:02451960": "the engine-order row's seconds: " + _DISPLAY,
+    "modelcheck/order_checks.py:216:operator_swap_op:3af05648": "the engine-order row's seconds: " + _DISPLAY,
     "modelcheck/shards.py:45:operator_number:5573b670":
         "LAW_RENDERS, an estimate of a shard's weight: it orders the shards (largest first), not what they check",
     "modelcheck/shards.py:185:operator_swap_op:a61abc5c":
@@ -421,7 +421,7 @@ EQUIVALENT: dict[str, str] = {
         "still checked, the rest by the final check_pending, with the counts recorded when it was reached",
     "modelcheck/instruments.py:192:operator_remove_unary_ops:be6afa6a":
         "which figure the arrival canary's row prints: its outcome is holds_if(not blind), whatever the figure",
-    "modelcheck/order_checks.py:135:operator_number:fb026392":
+    "modelcheck/order_checks.py:158:operator_number:fb026392":
         "the universe table's violations column (+2 per differing render): the tally's found, counted by fail(), "
         "decides the row",
     "modelcheck/shards.py:44:operator_number:0dc28817":
@@ -471,9 +471,9 @@ EQUIVALENT: dict[str, str] = {
         "the count of comparisons without a digest set to one instead of incremented: it is only tested for zero, and any such comparison makes it at least one either way",
     "modelcheck/instruments.py:281:operator_number:e644d917":
         "which unsampled shard the failing arrival row names in its figure: " + _DISPLAY,
-    "modelcheck/order_checks.py:181:operator_augmented_assignment:5812c5fa":
+    "modelcheck/order_checks.py:204:operator_augmented_assignment:ee2b0e62":
         "engine_order runs once per universe shard on a fresh tally, so setting and adding its count give the same number",
-    "modelcheck/order_checks.py:188:operator_augmented_assignment:b2db007b":
+    "modelcheck/order_checks.py:216:operator_augmented_assignment:c5d80604":
         "the engine-order row's seconds: " + _DISPLAY,
     "modelcheck/shards.py:168:operator_swap_op:c57d6c3f":
         "a universe shard's weight (LAW_RENDERS - refinement): it orders the shards, largest first, not what they check",
@@ -527,8 +527,6 @@ GAPS: dict[str, str] = {
         "the gossip canary's trace counted as replayed without replaying it: only a canary trace that does not replay (a second fault) shows it",
     "modelcheck/gossip_controls.py:126:operator_swap_op:d4b2d252":
         "the folded cross-check fed no plain states: only a --fold-drops run reaches it, which the audited check is not; tests/test_modelcheck_gossip_controls.py runs it",
-    "modelcheck/order_checks.py:47:operator_swap_op:d7695067":
-        "no head-swapped twin for two-head fragments: the engine-order check then lacks its tie case, and the expected count is computed with the same function",
     "modelcheck/unions.py:82:operator_number:8943859f":
         "copy numbers counted by two in a fresh suffix: with one re-delivery (the audit's) every copy is still a distinct object; only --redeliveries 2 shows it",
     "modelcheck/unions.py:82:operator_swap_op:8b288fd5":
@@ -551,12 +549,6 @@ GAPS: dict[str, str] = {
     "modelcheck/gossip_verdict.py:121:operator_if_exp:067b0780":
         "an exchanged state's missing digests no longer counted: the correct verdict renders every exchanged "
         "state, so a second fault is needed to show",
-    "modelcheck/order_checks.py:152:operator_remove_unary_ops:4983187f":
-        "the engine-order check without the head-swapped twin: the expected count is computed with the same "
-        "_with_twin, so the missing tie case does not show in a count",
-    "modelcheck/order_checks.py:161:operator_swap_op:06f20f40":
-        "a new twin's object kept under another number than its description's: consistent within one call, and "
-        "only a second use of the same twin would read the wrong entry",
     "modelcheck/unions.py:78:operator_swap_op:cb7b179e":
         "copy numbers counted down in a shared prefix: with one re-delivery (the audit's) every copy is still a "
         "distinct object; with two or more, a copy can be numbered 0 (the original), which only --redeliveries 2 shows",
