@@ -34,12 +34,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelcheck.backend import Backend
-from modelcheck.schedules import Expr, Join, Leaf
-from modelcheck.unions import Leaves
+from modelcheck.schedules import Expr, Join, Leaf, sequence
+from modelcheck.unions import Leaves, comb_states
 from spec.fragment_set import current_iteration_order, iteration_order
 
 ALWAYS_SAMPLED = 4          # per family and shard: small shards are checked whole
 SAMPLE_ONE_IN = 128         # beyond those, about one schedule in this many
+# the copy-numbering control (``copies_as_scheduled``): its key among a shard's coverage, and the
+# schedules it builds: every delivery of 2 fragments with 1 or 2 re-deliveries, the least that
+# re-delivers one fragment twice
+COPIES, COPIES_ARITY, COPIES_EXTRA = "copy numbering", 2, 2
 
 
 # --- closed forms, independent of ``modelcheck.schedules`` -------------------------------------
@@ -195,6 +199,62 @@ def from_scratch(backend: Backend, leaves: Leaves, expr: Expr) -> Any:
         return backend.singleton(leaves.fragment(expr.index, expr.copy))
     assert isinstance(expr, Join)
     return backend.merge(from_scratch(backend, leaves, expr.left), from_scratch(backend, leaves, expr.right))
+
+
+class DeliveryLog:
+    """A backend whose state is every delivery in order, re-delivered copies included (a set
+    keeps only each fragment's first, so a copy's number never shows in its arrival order):
+    what a shared union was built from shows in its state.  Fragments are the backend's own."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+
+    def copy(self, fragment: Any) -> Any:
+        return self.inner.copy(fragment)
+
+    def singleton(self, fragment: Any) -> tuple[Any, ...]:
+        return (fragment,)
+
+    def merge(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+        return a + b
+
+    def state_key(self, state: tuple[Any, ...]) -> Hashable:
+        return tuple(self.inner.content_id(f) for f in state)
+
+
+def copies_as_scheduled(backend: Backend, objects: dict[int, Any]) -> Seen:
+    """The shared unions' copy numbering, held to the schedule's: every arrival sequence of
+    ``COPIES_ARITY`` fragments with up to ``COPIES_EXTRA`` re-deliveries built by
+    ``unions.comb_states`` on a ``DeliveryLog`` of ``backend``, each state's deliveries compared
+    (``arrival``) with the from-scratch build of ``schedules.sequence``, which numbers the copies
+    apart; a state built from other copies than its schedule's counts as mismatched.  The control:
+    each from-scratch build compared, by the same ``arrival``, with the build of its own sequence
+    with every re-delivered copy numbered one higher (the same deliveries, other copies), which
+    must count as mismatched every time: a comparison blind to copy numbers misses it."""
+    log: Any = DeliveryLog(backend)
+    leaves = Leaves(log, {i: objects[i] for i in range(COPIES_ARITY)})
+    seen, control = Seen(), Seen()
+    for extra in range(1, COPIES_EXTRA + 1):
+        for seq, state in comb_states(log, leaves, COPIES_ARITY, extra):
+            expr = sequence(seq)
+            fed, fresh = arrival(log, leaves, state), arrival(log, leaves, from_scratch(log, leaves, expr))
+            seen.count += 1
+            seen.sampled += 1
+            if fed != fresh:
+                seen.mismatched += 1
+                seen.first_mismatch = seen.first_mismatch or f"{_render(expr)} built as [{_labels(fed[0])}]"
+            control.sampled += 1
+            control.mismatched += fresh != arrival(log, leaves, from_scratch(log, leaves, _recopied(expr)))
+    seen.control = control
+    return seen
+
+
+def _recopied(expr: Expr) -> Expr:
+    """``expr`` with every re-delivered copy numbered one higher (originals kept)."""
+    if isinstance(expr, Leaf):
+        return Leaf(expr.index, expr.copy + 1) if expr.copy else expr
+    assert isinstance(expr, Join)
+    return Join(_recopied(expr.left), _recopied(expr.right))
 
 
 @dataclass

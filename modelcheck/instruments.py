@@ -29,7 +29,7 @@ from modelcheck import canary as canaries
 from modelcheck import properties as P
 from modelcheck.backend import Universe
 from modelcheck.checks import Row
-from modelcheck.coverage import Seen, closed_forms
+from modelcheck.coverage import COPIES, COPIES_ARITY, COPIES_EXTRA, Seen, closed_forms
 from modelcheck.shards import Merged
 from modelcheck.tallies import Tallies, Tally
 from modelcheck.trace import NOT_REPRODUCED
@@ -97,7 +97,8 @@ def _unjudged(merged: Merged, cells: Sequence[Cell]) -> list[str]:
     table leaves out shows here."""
     held = {(c.canary, c.universe, c.n, c.unit) for c in cells}
     return [f"{name} N={n} {unit}" + (f" (canary {canary})" if canary else "")
-            for (canary, name, n, unit) in merged.coverage if (canary, name, n, unit) not in held]
+            for (canary, name, n, unit) in merged.coverage
+            if (canary, name, n, unit) not in held and not (canary and unit == COPIES)]   # copies: the arrival row
 
 
 def _bag_arities(tops: Sequence[int], bag_orders: bool) -> list[int]:
@@ -262,12 +263,37 @@ def _arrival_wrong(seen: Seen, unsampled: Sequence[str]) -> list[str]:
             + [what for record, verdict, what in sized if sampled_as_due(record) is not verdict])
 
 
+def _copies_wrong(merged: Merged) -> tuple[Seen, list[str]]:
+    """The copy-numbering control of every canary C3 shard (``coverage.copies_as_scheduled``)
+    through ``fed_as_reported``: its builds must pass it, each of its controls (a state against
+    another sequence's build) must fail it; and its count must be the closed form of
+    re-deliveries once per such shard, so that a control that built nothing does not pass."""
+    copies = Seen()
+    for (canary, _, _, family), seen in merged.coverage.items():
+        if canary and family == COPIES:
+            copies.add(seen)
+    control = copies.control or Seen()
+    shards = sum(1 for c in merged.shard_costs if c["canary"] in canaries.NAMES and c["kind"] == "c3")
+    closed = closed_forms(COPIES_ARITY, COPIES_EXTRA)["re-deliveries"] * shards
+    blind = f"BLIND: the copy-numbering comparison saw {control.mismatched} of {control.sampled} controls"
+    judged = [  # (record, the verdict it must get, what is wrong otherwise)
+        (copies, True, ""),
+        (Seen(mismatched=control.mismatched), False, blind),
+        (Seen(mismatched=control.sampled - control.mismatched), True, blind),
+    ]
+    wrong = [what for record, verdict, what in judged if fed_as_reported(record, []) is not verdict]
+    if copies.count != closed or not closed:
+        wrong.append(f"BLIND: the copy-numbering control built {copies.count:,} schedules, closed form {closed:,}")
+    return copies, wrong
+
+
 def _arrival_row(cells: Sequence[Cell], merged: Merged, out: Judged) -> None:
     seen = Seen()
     for c in cells:
         seen.add(c.seen)
     control = seen.control or Seen()
-    wrong = _arrival_wrong(seen, merged.unsampled)
+    copies, copies_wrong = _copies_wrong(merged)
+    wrong = _arrival_wrong(seen, merged.unsampled) + copies_wrong
     blind = [w for w in wrong if w]
     if blind:
         figure = "; ".join(dict.fromkeys(blind))
@@ -279,10 +305,14 @@ def _arrival_row(cells: Sequence[Cell], merged: Merged, out: Judged) -> None:
                   f"than the schedule's first deliveries, e.g. {seen.first_off_schedule}")
     elif merged.unsampled:
         figure = f"{len(merged.unsampled)} shard(s) with no schedule rebuilt, e.g. {merged.unsampled[0]}"
+    elif copies.mismatched:
+        figure = (f"{copies.mismatched:,} of {copies.count:,} schedules with {COPIES_EXTRA} re-deliveries built from "
+                  f"other copies than their schedule's, e.g. {copies.first_mismatch}")
     else:
         figure = (f"0 / {seen.sampled:,} sampled schedules (as the sampling rule owes) fed otherwise or built off "
                   f"their schedule (every shard sampled); the comparisons saw {control.mismatched} and {control.off_schedule} "
-                  f"of {control.sampled} controls")
+                  f"of {control.sampled} controls; copies numbered as scheduled in {copies.count:,} schedules with "
+                  f"{COPIES_EXTRA} re-deliveries")
     if wrong:
         out.notes.append(f"instrument went blind: shared unions vs. from-scratch build vs. schedule: {figure}")
     out.results.append(P.COVERAGE_ARRIVAL.holds_if(not wrong, figure, sampled=seen.sampled, due=seen.due,
@@ -296,7 +326,10 @@ def _arrival_row(cells: Sequence[Cell], merged: Merged, out: Judged) -> None:
                             "first_built_off_schedule": seen.first_off_schedule,
                             "controls": control.sampled, "controls_seen": control.mismatched,
                             "controls_seen_by_schedule": control.off_schedule,
-                            "unsampled_shards": merged.unsampled}
+                            "unsampled_shards": merged.unsampled,
+                            "copy_numbering": {"schedules": copies.count, "built_otherwise": copies.mismatched,
+                                               "controls": (copies.control or Seen()).sampled,
+                                               "controls_seen": (copies.control or Seen()).mismatched}}
 
 
 def judge(merged: Merged, universes: Sequence[Universe], max_arity: int, redeliveries: int,

@@ -34,7 +34,7 @@ from modelcheck import properties as P
 from modelcheck import schedules as en
 from modelcheck.backend import Backend
 from modelcheck.checks import Row, Tallies, Tally, UniverseCheck
-from modelcheck.coverage import ScheduleWatcher, Seen
+from modelcheck.coverage import COPIES, ScheduleWatcher, Seen, copies_as_scheduled
 from modelcheck.gossip import GossipConfig, GossipResult, explore
 from modelcheck.universes import universe as universe_named
 from spec import Check, InputError
@@ -259,6 +259,7 @@ def _perform_shard(backend: Backend, task: ShardTask) -> ShardResult:
     started, cpu = time.perf_counter(), time.process_time()
     tallies = Tallies()
     selected = s.selected()
+    under_check = backend
     if shard.canary:   # the bag canary runs the BagMerge orders whatever the run selected
         backend = canaries.canary_backend(shard.canary, backend, shard.describe())
         selected = [P.BAG_ORDER] if shard.kind == "bag" else [c for c in selected if c in P.C3_FAMILIES]
@@ -273,9 +274,11 @@ def _perform_shard(backend: Backend, task: ShardTask) -> ShardResult:
             row = uc.run_bag(shard.n)
         else:
             uc.run_universe(shard.n)
+    coverage = uc.watcher.report() if uc.watcher is not None else {}
+    if shard.canary and shard.kind == "c3":   # copies numbered by the shared unions, re-delivered twice
+        coverage = coverage | {COPIES: copies_as_scheduled(under_check, uc.objects)}
     return ShardResult(shard, dict(tallies), uc.digests, row, uc.renders, time.perf_counter() - started,
-                       time.process_time() - cpu, f"{socket.gethostname()}:{os.getpid()}",
-                       uc.watcher.report() if uc.watcher is not None else {})
+                       time.process_time() - cpu, f"{socket.gethostname()}:{os.getpid()}", coverage)
 
 
 _BACKENDS: dict[BackendRecipe, Backend] = {}
@@ -365,7 +368,8 @@ def merge(results: Iterable[ShardResult], universes: Sequence[str]) -> Merged:
             sets.setdefault((s.canary, check, s.universe, s.n), set()).update(digests)
         for family, seen in r.coverage.items():
             merged.coverage.setdefault((s.canary, s.universe, s.n, family), Seen()).add(seen)
-        if s.kind == "c3" and r.coverage and not any(seen.sampled for seen in r.coverage.values()):
+        if s.kind == "c3" and r.coverage and not any(seen.sampled for family, seen in r.coverage.items()
+                                                     if family != COPIES):
             merged.unsampled.append(s.describe())
         if r.row is not None:
             row = rows.get((s.canary, s.universe, s.n))

@@ -213,3 +213,41 @@ def test_samples_due_follows_the_rule():
     assert [coverage.samples_due("s", c) for c in range(coverage.ALWAYS_SAMPLED + 1)] == [0, 1, 2, 3, 4]
     due = [coverage.samples_due("s", c) for c in range(0, 20_000, 997)]
     assert due == sorted(due) and 4 < due[-1] < 20_000 // 32
+
+
+def test_copies_numbered_otherwise_by_the_shared_unions_fail_the_arrival_row(monkeypatch):
+    """Copies numbered by two: each is still a distinct object and a set shows only first
+    deliveries, so every render agrees; the delivery log built with two re-deliveries shows it."""
+    real = unions.Leaves.singleton
+    monkeypatch.setattr(unions.Leaves, "singleton", lambda self, index, copy=0: real(self, index, 2 * copy))
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))
+    row = found[P.COVERAGE_ARRIVAL.name]
+    assert row.outcome is Outcome.FAILS and "built from other copies than their schedule's" in row.figure, row.figure
+    assert found[P.REDELIVERIES.name].outcome is Outcome.HOLDS
+
+
+def test_a_copy_comparison_blind_to_copies_is_reported_blind(monkeypatch):
+    """A comparison that reads indices only (copy numbers dropped) passes any numbering; its
+    control (each state against its sequence built from copies numbered one higher) is missed."""
+    real = coverage.arrival
+
+    def indices_only(b, leaves, state):
+        order, key = real(b, leaves, state)
+        return tuple(None if label is None else (label[0], 0) for label in order), key
+
+    monkeypatch.setattr(coverage, "arrival", indices_only)
+    seen = coverage.copies_as_scheduled(ReferenceBackend(), _objects())
+    assert seen.control.mismatched == 0 < seen.control.sampled
+    row = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))[P.COVERAGE_ARRIVAL.name]
+    assert row.outcome is Outcome.FAILS and "BLIND: the copy-numbering comparison saw 0 of" in row.figure, row.figure
+
+
+def _objects():
+    backend, u = ReferenceBackend(), select(["random"])[0]
+    return {i: backend.build(u.geometry, d) for i, d in enumerate(u.fragments)}
+
+
+def test_the_copy_numbering_control_builds_its_closed_form_and_sees_each_control():
+    seen = coverage.copies_as_scheduled(ReferenceBackend(), _objects())
+    assert seen.count == coverage.closed_forms(coverage.COPIES_ARITY, coverage.COPIES_EXTRA)["re-deliveries"] == 20
+    assert seen.mismatched == 0 and seen.control.mismatched == seen.control.sampled == 20
