@@ -338,7 +338,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/canary.py:139:operator_name:7e287a75":
         "the shard canary's salted digest packs the render base unsigned: bases are positions, never negative, "
         "and a non-negative int packs to the same 8 bytes either way (a negative one would raise, never pass)",
-    "modelcheck/coverage.py:154:operator_number:38f44aa8":
+    "modelcheck/coverage.py:158:operator_number:38f44aa8":
         "the size up to which Signatures memoizes its validity test: a cached answer and a recomputed one are the same",
     "modelcheck/gossip_model.py:35:operator_number:00fce7be":
         "MAX_STATES, the largest --max-states accepted: input validation only; verify's explorer runs far below it",
@@ -348,7 +348,7 @@ EQUIVALENT: dict[str, str] = {
         "with a move reports the same depth, and only the gossip table and JSON print it",
     "modelcheck/gossip_model.py:196:operator_number:52749f52": _TRACE_ONLY,
     "modelcheck/order_checks.py:162:operator_number:69a7cf15": _DIGEST_FIGURE,
-    "modelcheck/shards.py:328:operator_swap_op:44cde09d":
+    "modelcheck/shards.py:331:operator_swap_op:44cde09d":
         "which shard details reach the merged tally's JSON (a C4 witness, the digests-per-set figure, recomputed "
         "across shards anyway): Check.tally decides from checked and found, never from details",
     "modelcheck/gossip_model.py:174:operator_augmented_assignment:ef13f238": _TRACE_ONLY,
@@ -374,13 +374,13 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/shards.py:185:operator_swap_op:a61abc5c":
         "the bag canary shard's position in the plan (start - k instead of start + k): positions only order the "
         "merge of shard results, and the bag canary's results go to its own tallies, which nothing else reads",
-    "modelcheck/instruments.py:127:operator_name:a8c5e45d":
+    "modelcheck/instruments.py:128:operator_name:a8c5e45d":
         "the bag canary held to the closed form of no arity (0) instead of N = 2..3 (8): its 6 orders are off "
         "either, so the same comparison must flag it the same way; the record beside it (the canary equal to "
         "N = 3's closed form) and the run without the bag checks (held to 0) pin the arities themselves",
-    "modelcheck/shards.py:277:operator_swap_op:2650b739":
+    "modelcheck/shards.py:281:operator_swap_op:9b169050":
         "a shard's CPU seconds: printed, and the canaries' share of them is reported in the JSON; no row reads it",
-    "modelcheck/shards.py:363:operator_swap_op:26a7df6f":
+    "modelcheck/shards.py:366:operator_swap_op:26a7df6f":
         "the per-set violation sum that tells a split from a shard's own finding is only tested for zero, and a "
         "sum of non-negative counts is zero exactly when its negation is",
     "modelcheck/universe_search.py:50:operator_number:be07f6be":
@@ -408,7 +408,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/render.py:138:operator_swap_op:9c1b8979": _ONE_DEVICE,
     "realstate/kernel/render.py:142:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
     # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
-    "modelcheck/coverage.py:243:operator_augmented_assignment:9e16d430":
+    "modelcheck/coverage.py:303:operator_augmented_assignment:9e16d430":
         "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
         "count = distinct + invalid + repeated, so any repeat already fails the cell whatever this count says",
     "modelcheck/gossip.py:65:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
@@ -419,7 +419,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_search.py:168:operator_remove_unary_ops:4576d651":
         "when the pending nodes are checked (after every expansion instead of in batches): every reached node is "
         "still checked, the rest by the final check_pending, with the counts recorded when it was reached",
-    "modelcheck/instruments.py:192:operator_remove_unary_ops:be6afa6a":
+    "modelcheck/instruments.py:193:operator_remove_unary_ops:be6afa6a":
         "which figure the arrival canary's row prints: its outcome is holds_if(not blind), whatever the figure",
     "modelcheck/order_checks.py:158:operator_number:fb026392":
         "the universe table's violations column (+2 per differing render): the tally's found, counted by fail(), "
@@ -430,7 +430,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/shards.py:177:operator_swap_op:f0d3692b":
         "canary shards also planned for a run that selects no C3 family: no row reads them (judge has no families "
         "then), so only work is added",
-    "modelcheck/shards.py:354:operator_swap_op:fa992e01": "the merged render count: " + _DISPLAY,
+    "modelcheck/shards.py:357:operator_swap_op:fa992e01": "the merged render count: " + _DISPLAY,
     "modelcheck/unions.py:114:operator_keywords:d32d33dd":
         "at N = 1 there is one leaf order, so leaving the loop after it yields the same single tree as continuing",
     "oracle/compare.py:55:operator_swap_op:e29ba9dc":
@@ -469,7 +469,7 @@ EQUIVALENT: dict[str, str] = {
         "the render-call count: " + _DISPLAY,
     "modelcheck/gossip_verdict.py:115:operator_augmented_assignment:37750d7b":
         "the count of comparisons without a digest set to one instead of incremented: it is only tested for zero, and any such comparison makes it at least one either way",
-    "modelcheck/instruments.py:281:operator_number:e644d917":
+    "modelcheck/instruments.py:307:operator_number:e644d917":
         "which unsampled shard the failing arrival row names in its figure: " + _DISPLAY,
     "modelcheck/order_checks.py:204:operator_augmented_assignment:ee2b0e62":
         "engine_order runs once per universe shard on a fresh tally, so setting and adding its count give the same number",
@@ -477,7 +477,7 @@ EQUIVALENT: dict[str, str] = {
         "the engine-order row's seconds: " + _DISPLAY,
     "modelcheck/shards.py:168:operator_swap_op:c57d6c3f":
         "a universe shard's weight (LAW_RENDERS - refinement): it orders the shards, largest first, not what they check",
-    "modelcheck/shards.py:337:operator_augmented_assignment:e8ec288a":
+    "modelcheck/shards.py:340:operator_augmented_assignment:e8ec288a":
         "the universe table's violations column merged by assignment: " + _DISPLAY,
     "realstate/exchange/stores/directory.py:59:operator_remove_unary_ops:86404673":
         "the words that name a foreign entry's kind: " + _DISPLAY,
@@ -527,10 +527,6 @@ GAPS: dict[str, str] = {
         "the gossip canary's trace counted as replayed without replaying it: only a canary trace that does not replay (a second fault) shows it",
     "modelcheck/gossip_controls.py:126:operator_swap_op:d4b2d252":
         "the folded cross-check fed no plain states: only a --fold-drops run reaches it, which the audited check is not; tests/test_modelcheck_gossip_controls.py runs it",
-    "modelcheck/unions.py:82:operator_number:8943859f":
-        "copy numbers counted by two in a fresh suffix: with one re-delivery (the audit's) every copy is still a distinct object; only --redeliveries 2 shows it",
-    "modelcheck/unions.py:82:operator_swap_op:8b288fd5":
-        "copy numbers counted down in a fresh suffix: with one re-delivery (the audit's) every copy is still a distinct object; only --redeliveries 2 shows it",
     "realstate/bench/structural.py:72:operator_lambda:d3430ee4":
         "the bench's distinct-answers row never flags a cell: an order-dependent cell also differs in its first-step logits and digests, which their rows flag, so only answers that differ with equal logits show it",
     "realstate/exchange/stores/directory.py:88:operator_name:06204bb2":
@@ -539,8 +535,8 @@ GAPS: dict[str, str] = {
         "a marker that is not a regular file accepted unless it is large: no audited run plants one; tests/test_hostile_stores.py pins the refusal",
     "realstate/processes/replicate/faulty_gathers.py:87:operator_if_exp:78abb755":
         "every faulty gather labelled rejected whatever the comparison said: only a comparison that accepts one (a second fault) shows it",
-    "modelcheck/instruments.py:191:operator_swap_op:60053344": _STRICTER_CANARY,
-    "modelcheck/instruments.py:191:operator_number:388815d9": _STRICTER_CANARY,
+    "modelcheck/instruments.py:192:operator_swap_op:60053344": _STRICTER_CANARY,
+    "modelcheck/instruments.py:192:operator_number:388815d9": _STRICTER_CANARY,
     # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
     "modelcheck/gossip_symmetry.py:100:operator_swap_op:67437388":
         "the orbit key without its relabelled message list: on the audited configurations the replicas' "
@@ -549,9 +545,6 @@ GAPS: dict[str, str] = {
     "modelcheck/gossip_verdict.py:121:operator_if_exp:067b0780":
         "an exchanged state's missing digests no longer counted: the correct verdict renders every exchanged "
         "state, so a second fault is needed to show",
-    "modelcheck/unions.py:78:operator_swap_op:cb7b179e":
-        "copy numbers counted down in a shared prefix: with one re-delivery (the audit's) every copy is still a "
-        "distinct object; with two or more, a copy can be numbered 0 (the original), which only --redeliveries 2 shows",
     "realstate/bench/structural.py:106:operator_swap_op:68f8ba5a":
         "the BagMerge-witness row also holding when no cell has a witness: every bench run has witnesses, so only a "
         "BagMerge made order-independent (a second fault) shows it",
