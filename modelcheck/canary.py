@@ -26,10 +26,13 @@ not build itself."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Iterator, Sequence
+import itertools
+import math
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 from modelcheck.backend import Backend, FragmentDesc, Geometry
+from modelcheck.coverage import closed_forms
 from spec import FragmentSet
 
 UNIVERSE = "random"             # distinct fragments whose BagMerge depends on the order
@@ -152,3 +155,17 @@ def canary_backend(name: str, inner: Backend, shard: str) -> Backend:
     if name == BAG:
         return inner                     # its violation is in the plan (an arity never planned)
     raise ValueError(f"unknown canary {name!r}; known: {', '.join(NAMES)}")
+
+
+def arrival_violations(inner: Backend, objects: Mapping[int, Any], n: int, prefix: Sequence[int],
+                       redeliveries: int, base: int) -> dict[str, int]:
+    """The violations the arrival canary must report in its shard of ``prefix``, per C3 family,
+    counted without the search: the arrival orders of the n fragments that start with ``prefix``
+    and whose BagMerge digest (``inner.bag_digest``, the canary's render) differs from index
+    order's, each times the family's schedules whose first deliveries are that order — one
+    permutation, and 1/n! of the trees and of the re-delivery sequences (``closed_forms``): a
+    relabelling of the fragments maps the schedules of one first-delivery order onto another's."""
+    ref = inner.bag_digest([objects[i] for i in range(n)], base)
+    wrong = sum(1 for order in itertools.permutations(range(n)) if order[:len(prefix)] == tuple(prefix)
+                and inner.bag_digest([objects[i] for i in order], base) != ref)
+    return {unit: wrong * count // math.factorial(n) for unit, count in closed_forms(n, redeliveries).items()}

@@ -178,6 +178,7 @@ def _union_wrong(merged: Merged, families: Sequence[Check]) -> list[str]:
 def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimResult], dict[str, Any], list[str]]:
     arrival = merged.canaries.get(canaries.ARRIVAL, {})
     caught = {f: arrival[f].found for f in families if f in arrival}
+    expected = _arrival_expected(merged)
     absent = [f.name for f in families if f not in caught]     # its canary shard never ran the family
     # the counterexample each family recorded for the canary must reproduce when its program is run
     # again (a minimization that kept equal renders would save a trace that does not)
@@ -189,16 +190,20 @@ def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimR
              and f in shard_tallies and shard_tallies[f].found >= 1 for f in families}
     notes, results = [], []
     # each reason on its own (a count below one, a trace that does not reproduce), none depending on another
-    blind = list(dict.fromkeys(absent + [f.name for f in caught if caught[f] < 1] + unreproduced))
-    figure = (f"caught by {', '.join(f'{UNITS[f]} ({caught[f]:,})' for f in families)}" if not blind
+    # each family's count held to the canary's closed form, which must expect violations
+    off = [f.name for f in caught if caught[f] != expected.get(UNITS[f], 0) or not expected.get(UNITS[f], 0)]
+    blind = list(dict.fromkeys(absent + off + unreproduced))
+    figure = (f"caught by {', '.join(f'{UNITS[f]} ({caught[f]:,})' for f in families)} = closed form" if not blind
               else f"BLIND: not reported by {', '.join(blind)}"
               + (f" (no tally: the canary never ran {', '.join(absent)})" if absent else "")
+              + (f" (violations beside the closed form: {', '.join(f'{UNITS[f]} {caught[f]:,} of {expected.get(UNITS[f], 0):,}' for f in caught if f.name in off)})" if off else "")
               + (f" (no trace that reproduces: {', '.join(unreproduced)})" if unreproduced else ""))
     if blind:
         notes.append(f"instrument went blind: {canaries.WATCHES[canaries.ARRIVAL]} did not report the "
                      f"order-by-arrival canary ({', '.join(blind)}); this run's C3 verdict cannot be trusted")
     results.append(P.CANARY_ARRIVAL.holds_if(not blind, figure, _canary_seconds(merged, canaries.ARRIVAL), **{"violations_reported": {
-        UNITS[f]: caught.get(f) for f in families}, "universe": canaries.UNIVERSE, "n": canaries.ARITY}))
+        UNITS[f]: caught.get(f) for f in families}, "closed_form": expected, "universe": canaries.UNIVERSE,
+        "n": canaries.ARITY}))
     missed = [f.name for f in families if not split[f]]   # a split is only counted when no shard saw one
     summed = _union_wrong(merged, families)
     figure = (f"BLIND: not reported by {', '.join(missed)}" if missed else "; ".join(summed[:2]) if summed else
@@ -219,6 +224,17 @@ def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimR
             canaries.SHARDS: {"watches": canaries.WATCHES[canaries.SHARDS], "seen": not missed,
                               "split_sets": {UNITS[f]: split[f] for f in families}}}
     return results, data, notes
+
+
+def _arrival_expected(merged: Merged) -> dict[str, int]:
+    """The arrival canary's violations per family as its shards counted them without the search
+    (``canary.arrival_violations``), summed."""
+    out: dict[str, int] = {}
+    for cost in merged.shard_costs:
+        if cost["canary"] == canaries.ARRIVAL:
+            for unit, count in cost["expected"].items():
+                out[unit] = out.get(unit, 0) + count
+    return out
 
 
 def _canary_shards(merged: Merged) -> list[str]:

@@ -198,6 +198,7 @@ class ShardResult:
     cpu_seconds: float
     worker: str
     coverage: dict[str, Seen] = field(default_factory=dict)   # per C3 family (``modelcheck.coverage``)
+    expected: dict[str, int] = field(default_factory=dict)    # the arrival canary's violations, counted apart
 
 
 @dataclass(frozen=True)
@@ -267,9 +268,13 @@ def _perform_shard(backend: Backend, task: ShardTask) -> ShardResult:
         uc = UniverseCheck(backend, universe_named(shard.universe), tallies, backend_name=s.backend_name,
                            mutant=s.mutant, redeliveries=s.redeliveries, selected=selected)
         row: Row | None = None
+        expected: dict[str, int] = {}
         if shard.kind == "c3":
             uc.watcher = ScheduleWatcher(uc.backend, uc.leaves, shard.describe(), probe=bool(shard.canary))
             row = uc.run_c3(shard.n, shard.prefix)
+            if shard.canary == canaries.ARRIVAL:
+                expected = canaries.arrival_violations(under_check, uc.objects, shard.n, shard.prefix,
+                                                       s.redeliveries, uc.base)
         elif shard.kind == "bag":
             row = uc.run_bag(shard.n)
         else:
@@ -278,7 +283,7 @@ def _perform_shard(backend: Backend, task: ShardTask) -> ShardResult:
     if shard.canary and shard.kind == "c3":   # copies numbered by the shared unions, re-delivered twice
         coverage = coverage | {COPIES: copies_as_scheduled(under_check, uc.objects)}
     return ShardResult(shard, dict(tallies), uc.digests, row, uc.renders, time.perf_counter() - started,
-                       time.process_time() - cpu, f"{socket.gethostname()}:{os.getpid()}", coverage)
+                       time.process_time() - cpu, f"{socket.gethostname()}:{os.getpid()}", coverage, expected)
 
 
 _BACKENDS: dict[BackendRecipe, Backend] = {}
@@ -360,7 +365,8 @@ def merge(results: Iterable[ShardResult], universes: Sequence[str]) -> Merged:
                                    "renders": r.renders, "cpu_seconds": round(r.cpu_seconds, 4),
                                    "seconds": round(r.seconds, 4), "worker": r.worker, "canary": s.canary,
                                    # each check's violations as this shard counted them, apart from the union
-                                   "found": {t.check.name: t.found for t in r.tallies.values()}})
+                                   "found": {t.check.name: t.found for t in r.tallies.values()},
+                                   "expected": r.expected})
         for t in r.tallies.values():
             _add_tally(tallies, t)
             found[(s.canary, t.check, s.universe, s.n)] = found.get((s.canary, t.check, s.universe, s.n), 0) + t.found
