@@ -335,7 +335,7 @@ EQUIVALENT: dict[str, str] = {
         "float16 exponent shift 10 -> 11 in the plain-sum exactness test: the field read is floor(f/2) <= f, "
         "so the test only gets more pessimistic and more rows take the exact path: the same bits",
     # the instruments (canonmerge audit --targets instruments)
-    "modelcheck/canary.py:139:operator_name:7e287a75":
+    "modelcheck/canary.py:142:operator_name:7e287a75":
         "the shard canary's salted digest packs the render base unsigned: bases are positions, never negative, "
         "and a non-negative int packs to the same 8 bytes either way (a negative one would raise, never pass)",
     "modelcheck/coverage.py:158:operator_number:38f44aa8":
@@ -348,7 +348,7 @@ EQUIVALENT: dict[str, str] = {
         "with a move reports the same depth, and only the gossip table and JSON print it",
     "modelcheck/gossip_model.py:196:operator_number:52749f52": _TRACE_ONLY,
     "modelcheck/order_checks.py:162:operator_number:69a7cf15": _DIGEST_FIGURE,
-    "modelcheck/shards.py:331:operator_swap_op:44cde09d":
+    "modelcheck/shards.py:336:operator_swap_op:44cde09d":
         "which shard details reach the merged tally's JSON (a C4 witness, the digests-per-set figure, recomputed "
         "across shards anyway): Check.tally decides from checked and found, never from details",
     "modelcheck/gossip_model.py:174:operator_augmented_assignment:ef13f238": _TRACE_ONLY,
@@ -378,9 +378,9 @@ EQUIVALENT: dict[str, str] = {
         "the bag canary held to the closed form of no arity (0) instead of N = 2..3 (8): its 6 orders are off "
         "either, so the same comparison must flag it the same way; the record beside it (the canary equal to "
         "N = 3's closed form) and the run without the bag checks (held to 0) pin the arities themselves",
-    "modelcheck/shards.py:281:operator_swap_op:9b169050":
+    "modelcheck/shards.py:286:operator_swap_op:334f930e":
         "a shard's CPU seconds: printed, and the canaries' share of them is reported in the JSON; no row reads it",
-    "modelcheck/shards.py:366:operator_swap_op:26a7df6f":
+    "modelcheck/shards.py:372:operator_swap_op:26a7df6f":
         "the per-set violation sum that tells a split from a shard's own finding is only tested for zero, and a "
         "sum of non-negative counts is zero exactly when its negation is",
     "modelcheck/universe_search.py:50:operator_number:be07f6be":
@@ -419,7 +419,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_search.py:168:operator_remove_unary_ops:4576d651":
         "when the pending nodes are checked (after every expansion instead of in batches): every reached node is "
         "still checked, the rest by the final check_pending, with the counts recorded when it was reached",
-    "modelcheck/instruments.py:193:operator_remove_unary_ops:be6afa6a":
+    "modelcheck/instruments.py:196:operator_remove_unary_ops:9f84d3c6":
         "which figure the arrival canary's row prints: its outcome is holds_if(not blind), whatever the figure",
     "modelcheck/order_checks.py:158:operator_number:fb026392":
         "the universe table's violations column (+2 per differing render): the tally's found, counted by fail(), "
@@ -430,7 +430,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/shards.py:177:operator_swap_op:f0d3692b":
         "canary shards also planned for a run that selects no C3 family: no row reads them (judge has no families "
         "then), so only work is added",
-    "modelcheck/shards.py:357:operator_swap_op:fa992e01": "the merged render count: " + _DISPLAY,
+    "modelcheck/shards.py:362:operator_swap_op:fa992e01": "the merged render count: " + _DISPLAY,
     "modelcheck/unions.py:114:operator_keywords:d32d33dd":
         "at N = 1 there is one leaf order, so leaving the loop after it yields the same single tree as continuing",
     "oracle/compare.py:55:operator_swap_op:e29ba9dc":
@@ -469,7 +469,7 @@ EQUIVALENT: dict[str, str] = {
         "the render-call count: " + _DISPLAY,
     "modelcheck/gossip_verdict.py:115:operator_augmented_assignment:37750d7b":
         "the count of comparisons without a digest set to one instead of incremented: it is only tested for zero, and any such comparison makes it at least one either way",
-    "modelcheck/instruments.py:307:operator_number:e644d917":
+    "modelcheck/instruments.py:323:operator_number:e644d917":
         "which unsampled shard the failing arrival row names in its figure: " + _DISPLAY,
     "modelcheck/order_checks.py:204:operator_augmented_assignment:ee2b0e62":
         "engine_order runs once per universe shard on a fresh tally, so setting and adding its count give the same number",
@@ -477,7 +477,7 @@ EQUIVALENT: dict[str, str] = {
         "the engine-order row's seconds: " + _DISPLAY,
     "modelcheck/shards.py:168:operator_swap_op:c57d6c3f":
         "a universe shard's weight (LAW_RENDERS - refinement): it orders the shards, largest first, not what they check",
-    "modelcheck/shards.py:340:operator_augmented_assignment:e8ec288a":
+    "modelcheck/shards.py:345:operator_augmented_assignment:e8ec288a":
         "the universe table's violations column merged by assignment: " + _DISPLAY,
     "realstate/exchange/stores/directory.py:59:operator_remove_unary_ops:86404673":
         "the words that name a foreign entry's kind: " + _DISPLAY,
@@ -517,10 +517,6 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
 # Survivors that are NOT equivalent: gaps left open, each with why (docs/RESULTS.md lists them).
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
-_STRICTER_CANARY = ("the arrival canary held to two violations instead of one: stricter, so a run whose canary is "
-                    "caught exactly once would be called blind (a false alarm, never a pass); the canaries are "
-                    "caught many times in every run, so no command tells")
-
 GAPS: dict[str, str] = {
     # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
     "modelcheck/gossip_controls.py:92:operator_swap_op:f9ccca90":
@@ -535,8 +531,6 @@ GAPS: dict[str, str] = {
         "a marker that is not a regular file accepted unless it is large: no audited run plants one; tests/test_hostile_stores.py pins the refusal",
     "realstate/processes/replicate/faulty_gathers.py:87:operator_if_exp:78abb755":
         "every faulty gather labelled rejected whatever the comparison said: only a comparison that accepts one (a second fault) shows it",
-    "modelcheck/instruments.py:192:operator_swap_op:60053344": _STRICTER_CANARY,
-    "modelcheck/instruments.py:192:operator_number:388815d9": _STRICTER_CANARY,
     # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
     "modelcheck/gossip_symmetry.py:100:operator_swap_op:67437388":
         "the orbit key without its relabelled message list: on the audited configurations the replicas' "
