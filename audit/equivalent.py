@@ -419,7 +419,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_search.py:168:operator_remove_unary_ops:4576d651":
         "when the pending nodes are checked (after every expansion instead of in batches): every reached node is "
         "still checked, the rest by the final check_pending, with the counts recorded when it was reached",
-    "modelcheck/instruments.py:196:operator_remove_unary_ops:9f84d3c6":
+    "modelcheck/instruments.py:197:operator_remove_unary_ops:9f84d3c6":
         "which figure the arrival canary's row prints: its outcome is holds_if(not blind), whatever the figure",
     "modelcheck/order_checks.py:158:operator_number:fb026392":
         "the universe table's violations column (+2 per differing render): the tally's found, counted by fail(), "
@@ -469,7 +469,7 @@ EQUIVALENT: dict[str, str] = {
         "the render-call count: " + _DISPLAY,
     "modelcheck/gossip_verdict.py:115:operator_augmented_assignment:37750d7b":
         "the count of comparisons without a digest set to one instead of incremented: it is only tested for zero, and any such comparison makes it at least one either way",
-    "modelcheck/instruments.py:323:operator_number:e644d917":
+    "modelcheck/instruments.py:324:operator_number:e644d917":
         "which unsampled shard the failing arrival row names in its figure: " + _DISPLAY,
     "modelcheck/order_checks.py:204:operator_augmented_assignment:ee2b0e62":
         "engine_order runs once per universe shard on a fresh tally, so setting and adding its count give the same number",

@@ -164,9 +164,10 @@ def _union_wrong(merged: Merged, families: Sequence[Check]) -> list[str]:
     unions = {("", t.check.name): t.found for t in merged.tallies.values()}
     for canary, tallies in merged.canaries.items():
         unions |= {(canary, t.check.name): t.found for t in tallies.values()}
-    wrong = [f"{name}{f' (canary {canary})' if canary else ''}: {unions.get((canary, name), 0):,} violations "
-             f"merged, its shards counted {sums.get((canary, name), 0):,}"
-             for canary, name in sorted(set(sums) | set(unions)) if sums.get((canary, name), 0) != unions.get((canary, name), 0)]
+    # a pair on one side only compares None with a count: no default stands in for a missing record
+    wrong = [f"{name}{f' (canary {canary})' if canary else ''}: {unions.get((canary, name))} violations "
+             f"merged, its shards counted {sums.get((canary, name))}"
+             for canary, name in sorted(set(sums) | set(unions)) if sums.get((canary, name)) != unions.get((canary, name))]
     lone = [f.name for f in families if sum(1 for cost in merged.shard_costs if cost["canary"] == canaries.ARRIVAL
                                             and cost["found"].get(f.name, 0)) < 2]
     if lone:
