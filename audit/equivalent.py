@@ -335,6 +335,20 @@ EQUIVALENT: dict[str, str] = {
         "float16 exponent shift 10 -> 11 in the plain-sum exactness test: the field read is floor(f/2) <= f, "
         "so the test only gets more pessimistic and more rows take the exact path: the same bits",
     # the instruments (canonmerge audit --targets instruments)
+    # check's pipeline, a per-file sample (audit --targets instruments --file modelcheck/shards.py --sample 8 --seed 41)
+    "modelcheck/shards.py:44:operator_number:be23ec21":
+        "the shards of N = 6 split by a prefix of 3 instead of 2: prefixes() still lists every prefix that starts a "
+        "schedule and the plan drops none that does, so the same schedules are checked in more, smaller shards; "
+        "check's defaults stop at N = 5",
+    "modelcheck/shards.py:168:operator_swap_op:277971ea":
+        "a universe shard's weight (factorial(top + 1) * 20 instead of / 20): it orders the shards, largest first, "
+        "not what they check; results merge in plan order",
+    "modelcheck/shards.py:215:operator_number:c70b1808":
+        "a gossip task's default weight (1.0 instead of 0.0): the runner passes its weight (infinity) explicitly, "
+        "and the weight only orders the tasks",
+    "modelcheck/shards.py:362:operator_augmented_assignment:49d6ff0d":
+        "the run's render count in the JSON (the last shard's instead of the sum): no row reads it; each shard's own "
+        "renders are in shard_costs",
     "modelcheck/canary.py:142:operator_name:7e287a75":
         "the shard canary's salted digest packs the render base unsigned: bases are positions, never negative, "
         "and a non-negative int packs to the same 8 bytes either way (a negative one would raise, never pass)",
