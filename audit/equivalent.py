@@ -349,6 +349,14 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/shards.py:362:operator_augmented_assignment:49d6ff0d":
         "the run's render count in the JSON (the last shard's instead of the sum): no row reads it; each shard's own "
         "renders are in shard_costs",
+    # the same for modelcheck/coverage.py (--file modelcheck/coverage.py --sample 8 --seed 41)
+    "modelcheck/coverage.py:301:operator_swap_op:5ea68102":
+        "the invalid-schedules count subtracted instead of added: every shard's is then <= 0 and nonzero exactly when "
+        "it was, and a cell is exact only when it is zero (and when distinct == count, which an invalid schedule "
+        "breaks anyway)",
+    "modelcheck/coverage.py:302:operator_augmented_assignment:33cf8d3d":
+        "the distinct count set instead of added: a shard runs run_c3 once, so each family is watched once per "
+        "watcher and its Seen starts at zero; shards are summed by Seen.add",
     "modelcheck/canary.py:142:operator_name:7e287a75":
         "the shard canary's salted digest packs the render base unsigned: bases are positions, never negative, "
         "and a non-negative int packs to the same 8 bytes either way (a negative one would raise, never pass)",
