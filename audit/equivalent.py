@@ -357,6 +357,13 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/coverage.py:302:operator_augmented_assignment:33cf8d3d":
         "the distinct count set instead of added: a shard runs run_c3 once, so each family is watched once per "
         "watcher and its Seen starts at zero; shards are summed by Seen.add",
+    # the same for modelcheck/instruments.py (--file modelcheck/instruments.py --sample 8 --seed 41)
+    "modelcheck/instruments.py:99:operator_if_exp:9a6404b2":
+        "how an unjudged count is named (its canary always shown): the counts row fails on the list being non-empty; "
+        + _DISPLAY,
+    "modelcheck/instruments.py:201:operator_if_exp:37d0c28c":
+        "the arrival canary's BLIND figure naming unreproduced traces when there are none: the row's outcome is "
+        "holds_if(not blind); " + _DISPLAY,
     "modelcheck/canary.py:142:operator_name:7e287a75":
         "the shard canary's salted digest packs the render base unsigned: bases are positions, never negative, "
         "and a non-negative int packs to the same 8 bytes either way (a negative one would raise, never pass)",
