@@ -350,11 +350,11 @@ EQUIVALENT: dict[str, str] = {
         "the run's render count in the JSON (the last shard's instead of the sum): no row reads it; each shard's own "
         "renders are in shard_costs",
     # the same for modelcheck/coverage.py (--file modelcheck/coverage.py --sample 8 --seed 41)
-    "modelcheck/coverage.py:301:operator_swap_op:5ea68102":
+    "modelcheck/coverage.py:307:operator_swap_op:5ea68102":
         "the invalid-schedules count subtracted instead of added: every shard's is then <= 0 and nonzero exactly when "
         "it was, and a cell is exact only when it is zero (and when distinct == count, which an invalid schedule "
         "breaks anyway)",
-    "modelcheck/coverage.py:302:operator_augmented_assignment:33cf8d3d":
+    "modelcheck/coverage.py:308:operator_augmented_assignment:33cf8d3d":
         "the distinct count set instead of added: a shard runs run_c3 once, so each family is watched once per "
         "watcher and its Seen starts at zero; shards are summed by Seen.add",
     # the same for modelcheck/instruments.py (--file modelcheck/instruments.py --sample 8 --seed 41)
@@ -364,6 +364,15 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/instruments.py:201:operator_if_exp:37d0c28c":
         "the arrival canary's BLIND figure naming unreproduced traces when there are none: the row's outcome is "
         "holds_if(not blind); " + _DISPLAY,
+    # the same for modelcheck/unions.py (--file modelcheck/unions.py --sample 8 --seed 41)
+    "modelcheck/unions.py:46:operator_swap_op:8d690e4e":
+        "when the labels table is rebuilt (its size against objects - copies): a table rebuilt more often is the same "
+        "table; it is stale only when its size matches, which with copies it never does after a rebuild",
+    "modelcheck/unions.py:97:operator_swap_op:1d7480ec":
+        "the tree memo also drops the ranges that end at the kept prefix: they are rebuilt by the same merges, "
+        "less is shared, every root is still a fresh merge",
+    "modelcheck/unions.py:114:operator_keywords:d32d33dd":
+        "leaving the leaf-order loop after N = 1's tree instead of continuing: N = 1 has one leaf order",
     "modelcheck/canary.py:142:operator_name:7e287a75":
         "the shard canary's salted digest packs the render base unsigned: bases are positions, never negative, "
         "and a non-negative int packs to the same 8 bytes either way (a negative one would raise, never pass)",
@@ -437,7 +446,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/render.py:138:operator_swap_op:9c1b8979": _ONE_DEVICE,
     "realstate/kernel/render.py:142:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
     # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
-    "modelcheck/coverage.py:303:operator_augmented_assignment:9e16d430":
+    "modelcheck/coverage.py:309:operator_augmented_assignment:9e16d430":
         "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
         "count = distinct + invalid + repeated, so any repeat already fails the cell whatever this count says",
     "modelcheck/gossip.py:65:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
@@ -498,7 +507,7 @@ EQUIVALENT: dict[str, str] = {
         "the render-call count: " + _DISPLAY,
     "modelcheck/gossip_verdict.py:115:operator_augmented_assignment:37750d7b":
         "the count of comparisons without a digest set to one instead of incremented: it is only tested for zero, and any such comparison makes it at least one either way",
-    "modelcheck/instruments.py:324:operator_number:e644d917":
+    "modelcheck/instruments.py:327:operator_number:e644d917":
         "which unsampled shard the failing arrival row names in its figure: " + _DISPLAY,
     "modelcheck/order_checks.py:204:operator_augmented_assignment:ee2b0e62":
         "engine_order runs once per universe shard on a fresh tally, so setting and adding its count give the same number",

@@ -227,10 +227,12 @@ def copies_as_scheduled(backend: Backend, objects: dict[int, Any]) -> Seen:
     ``COPIES_ARITY`` fragments with up to ``COPIES_EXTRA`` re-deliveries built by
     ``unions.comb_states`` on a ``DeliveryLog`` of ``backend``, each state's deliveries compared
     (``arrival``) with the from-scratch build of ``schedules.sequence``, which numbers the copies
-    apart; a state built from other copies than its schedule's counts as mismatched.  The control:
+    apart; a state built from other copies than its schedule's counts as mismatched, and a build
+    whose deliveries are not the schedule's (index, copy) — a copy that is another copy's object,
+    or the original's — as off schedule (``Leaves.labels`` against the schedule).  The control:
     each from-scratch build compared, by the same ``arrival``, with the build of its own sequence
     with every re-delivered copy numbered one higher (the same deliveries, other copies), which
-    must count as mismatched every time: a comparison blind to copy numbers misses it."""
+    must count as mismatched and off schedule every time: a comparison blind to copy numbers misses it."""
     log: Any = DeliveryLog(backend)
     leaves = Leaves(log, {i: objects[i] for i in range(COPIES_ARITY)})
     seen, control = Seen(), Seen()
@@ -243,8 +245,12 @@ def copies_as_scheduled(backend: Backend, objects: dict[int, Any]) -> Seen:
             if fed != fresh:
                 seen.mismatched += 1
                 seen.first_mismatch = seen.first_mismatch or f"{_render(expr)} built as [{_labels(fed[0])}]"
+            delivered = tuple((leaf.index, leaf.copy) for leaf in leaves_in_order(expr))
+            seen.off_schedule += fresh[0] != delivered      # a copy that is not its own object shows here
+            recopied = arrival(log, leaves, from_scratch(log, leaves, _recopied(expr)))
             control.sampled += 1
-            control.mismatched += fresh != arrival(log, leaves, from_scratch(log, leaves, _recopied(expr)))
+            control.mismatched += fresh != recopied
+            control.off_schedule += recopied[0] != delivered
     seen.control = control
     return seen
 

@@ -293,10 +293,13 @@ def _copies_wrong(merged: Merged) -> tuple[Seen, list[str]]:
     shards = sum(1 for c in merged.shard_costs if c["canary"] in canaries.NAMES and c["kind"] == "c3")
     closed = closed_forms(COPIES_ARITY, COPIES_EXTRA)["re-deliveries"] * shards
     blind = f"BLIND: the copy-numbering comparison saw {control.mismatched} of {control.sampled} controls"
+    schedule = f"BLIND: the copies' schedule comparison saw {control.off_schedule} of {control.sampled} controls"
     judged = [  # (record, the verdict it must get, what is wrong otherwise)
         (copies, True, ""),
         (Seen(mismatched=control.mismatched), False, blind),
         (Seen(mismatched=control.sampled - control.mismatched), True, blind),
+        (Seen(off_schedule=control.off_schedule), False, schedule),
+        (Seen(off_schedule=control.sampled - control.off_schedule), True, schedule),
     ]
     wrong = [what for record, verdict, what in judged if fed_as_reported(record, []) is not verdict]
     if copies.count != closed or not closed:
@@ -325,6 +328,9 @@ def _arrival_row(cells: Sequence[Cell], merged: Merged, out: Judged) -> None:
     elif copies.mismatched:
         figure = (f"{copies.mismatched:,} of {copies.count:,} schedules with {COPIES_EXTRA} re-deliveries built from "
                   f"other copies than their schedule's, e.g. {copies.first_mismatch}")
+    elif copies.off_schedule:
+        figure = (f"{copies.off_schedule:,} of {copies.count:,} schedules with {COPIES_EXTRA} re-deliveries built "
+                  "from other objects than their schedule's copies (a copy that is another's object)")
     else:
         figure = (f"0 / {seen.sampled:,} sampled schedules (as the sampling rule owes) fed otherwise or built off "
                   f"their schedule (every shard sampled); the comparisons saw {control.mismatched} and {control.off_schedule} "

@@ -272,4 +272,16 @@ def _objects():
 def test_the_copy_numbering_control_builds_its_closed_form_and_sees_each_control():
     seen = coverage.copies_as_scheduled(ReferenceBackend(), _objects())
     assert seen.count == coverage.closed_forms(coverage.COPIES_ARITY, coverage.COPIES_EXTRA)["re-deliveries"] == 20
-    assert seen.mismatched == 0 and seen.control.mismatched == seen.control.sampled == 20
+    assert seen.mismatched == seen.off_schedule == 0
+    assert seen.control.mismatched == seen.control.off_schedule == seen.control.sampled == 20
+
+
+def test_a_re_delivery_of_the_original_object_fails_the_arrival_row(monkeypatch):
+    """Copy 1 handed out as the original object: both builds read the same objects, so they agree,
+    and a set shows first deliveries only; the deliveries' labels against the schedule's do not."""
+    real = unions.Leaves.fragment
+    monkeypatch.setattr(unions.Leaves, "fragment", lambda self, index, copy: real(self, index, 0 if copy == 1 else copy))
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))
+    row = found[P.COVERAGE_ARRIVAL.name]
+    assert row.outcome is Outcome.FAILS and "a copy that is another's object" in row.figure, row.figure
+    assert found[P.REDELIVERIES.name].outcome is Outcome.HOLDS
