@@ -335,10 +335,48 @@ EQUIVALENT: dict[str, str] = {
         "float16 exponent shift 10 -> 11 in the plain-sum exactness test: the field read is floor(f/2) <= f, "
         "so the test only gets more pessimistic and more rows take the exact path: the same bits",
     # the instruments (canonmerge audit --targets instruments)
-    "modelcheck/canary.py:136:operator_name:7e287a75":
+    # check's pipeline, a per-file sample (audit --targets instruments --file modelcheck/shards.py --sample 8 --seed 41)
+    "modelcheck/shards.py:44:operator_number:be23ec21":
+        "the shards of N = 6 split by a prefix of 3 instead of 2: prefixes() still lists every prefix that starts a "
+        "schedule and the plan drops none that does, so the same schedules are checked in more, smaller shards; "
+        "check's defaults stop at N = 5",
+    "modelcheck/shards.py:168:operator_swap_op:277971ea":
+        "a universe shard's weight (factorial(top + 1) * 20 instead of / 20): it orders the shards, largest first, "
+        "not what they check; results merge in plan order",
+    "modelcheck/shards.py:215:operator_number:c70b1808":
+        "a gossip task's default weight (1.0 instead of 0.0): the runner passes its weight (infinity) explicitly, "
+        "and the weight only orders the tasks",
+    "modelcheck/shards.py:362:operator_augmented_assignment:49d6ff0d":
+        "the run's render count in the JSON (the last shard's instead of the sum): no row reads it; each shard's own "
+        "renders are in shard_costs",
+    # the same for modelcheck/coverage.py (--file modelcheck/coverage.py --sample 8 --seed 41)
+    "modelcheck/coverage.py:307:operator_swap_op:5ea68102":
+        "the invalid-schedules count subtracted instead of added: every shard's is then <= 0 and nonzero exactly when "
+        "it was, and a cell is exact only when it is zero (and when distinct == count, which an invalid schedule "
+        "breaks anyway)",
+    "modelcheck/coverage.py:308:operator_augmented_assignment:33cf8d3d":
+        "the distinct count set instead of added: a shard runs run_c3 once, so each family is watched once per "
+        "watcher and its Seen starts at zero; shards are summed by Seen.add",
+    # the same for modelcheck/instruments.py (--file modelcheck/instruments.py --sample 8 --seed 41)
+    "modelcheck/instruments.py:99:operator_if_exp:9a6404b2":
+        "how an unjudged count is named (its canary always shown): the counts row fails on the list being non-empty; "
+        + _DISPLAY,
+    "modelcheck/instruments.py:201:operator_if_exp:37d0c28c":
+        "the arrival canary's BLIND figure naming unreproduced traces when there are none: the row's outcome is "
+        "holds_if(not blind); " + _DISPLAY,
+    # the same for modelcheck/unions.py (--file modelcheck/unions.py --sample 8 --seed 41)
+    "modelcheck/unions.py:46:operator_swap_op:8d690e4e":
+        "when the labels table is rebuilt (its size against objects - copies): a table rebuilt more often is the same "
+        "table; it is stale only when its size matches, which with copies it never does after a rebuild",
+    "modelcheck/unions.py:97:operator_swap_op:1d7480ec":
+        "the tree memo also drops the ranges that end at the kept prefix: they are rebuilt by the same merges, "
+        "less is shared, every root is still a fresh merge",
+    "modelcheck/unions.py:114:operator_keywords:d32d33dd":
+        "leaving the leaf-order loop after N = 1's tree instead of continuing: N = 1 has one leaf order",
+    "modelcheck/canary.py:142:operator_name:7e287a75":
         "the shard canary's salted digest packs the render base unsigned: bases are positions, never negative, "
         "and a non-negative int packs to the same 8 bytes either way (a negative one would raise, never pass)",
-    "modelcheck/coverage.py:133:operator_number:38f44aa8":
+    "modelcheck/coverage.py:158:operator_number:38f44aa8":
         "the size up to which Signatures memoizes its validity test: a cached answer and a recomputed one are the same",
     "modelcheck/gossip_model.py:35:operator_number:00fce7be":
         "MAX_STATES, the largest --max-states accepted: input validation only; verify's explorer runs far below it",
@@ -347,13 +385,10 @@ EQUIVALENT: dict[str, str] = {
         "GossipResult.depth's start value: depth is max(depth, d + 1) over the moves explored, so any exploration "
         "with a move reports the same depth, and only the gossip table and JSON print it",
     "modelcheck/gossip_model.py:196:operator_number:52749f52": _TRACE_ONLY,
-    "modelcheck/order_checks.py:139:operator_number:69a7cf15": _DIGEST_FIGURE,
-    "modelcheck/shards.py:328:operator_swap_op:44cde09d":
+    "modelcheck/order_checks.py:162:operator_number:69a7cf15": _DIGEST_FIGURE,
+    "modelcheck/shards.py:336:operator_swap_op:44cde09d":
         "which shard details reach the merged tally's JSON (a C4 witness, the digests-per-set figure, recomputed "
         "across shards anyway): Check.tally decides from checked and found, never from details",
-    "modelcheck/canary.py:37:operator_number:1db91237":
-        "how the order-by-arrival canary's schedules are split into shards (by a prefix of 0 or 1): every schedule "
-        "is still checked, and the coverage row compares the canary's count with its closed form",
     "modelcheck/gossip_model.py:174:operator_augmented_assignment:ef13f238": _TRACE_ONLY,
     "modelcheck/gossip_model.py:176:operator_swap_op:0ff9abf5": _TRACE_ONLY,
     "modelcheck/gossip_model.py:197:operator_number:dd2bd5cb": _TRACE_ONLY,
@@ -371,19 +406,19 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/order_checks.py:54:operator_if_exp:d43e3607":
         "a head swap that changes nothing returned as its own twin: _with_twin finds it among the universe's "
         "descriptions (the fragment itself, or an equal copy with the same id) and the sets checked are the same",
-    "modelcheck/order_checks.py:188:operator_swap_op:02451960": "the engine-order row's seconds: " + _DISPLAY,
+    "modelcheck/order_checks.py:216:operator_swap_op:3af05648": "the engine-order row's seconds: " + _DISPLAY,
     "modelcheck/shards.py:45:operator_number:5573b670":
         "LAW_RENDERS, an estimate of a shard's weight: it orders the shards (largest first), not what they check",
     "modelcheck/shards.py:185:operator_swap_op:a61abc5c":
         "the bag canary shard's position in the plan (start - k instead of start + k): positions only order the "
         "merge of shard results, and the bag canary's results go to its own tallies, which nothing else reads",
-    "modelcheck/instruments.py:127:operator_name:a8c5e45d":
+    "modelcheck/instruments.py:128:operator_name:a8c5e45d":
         "the bag canary held to the closed form of no arity (0) instead of N = 2..3 (8): its 6 orders are off "
         "either, so the same comparison must flag it the same way; the record beside it (the canary equal to "
         "N = 3's closed form) and the run without the bag checks (held to 0) pin the arities themselves",
-    "modelcheck/shards.py:277:operator_swap_op:2650b739":
+    "modelcheck/shards.py:286:operator_swap_op:334f930e":
         "a shard's CPU seconds: printed, and the canaries' share of them is reported in the JSON; no row reads it",
-    "modelcheck/shards.py:361:operator_swap_op:26a7df6f":
+    "modelcheck/shards.py:372:operator_swap_op:26a7df6f":
         "the per-set violation sum that tells a split from a shard's own finding is only tested for zero, and a "
         "sum of non-negative counts is zero exactly when its negation is",
     "modelcheck/universe_search.py:50:operator_number:be07f6be":
@@ -411,7 +446,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/render.py:138:operator_swap_op:9c1b8979": _ONE_DEVICE,
     "realstate/kernel/render.py:142:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
     # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
-    "modelcheck/coverage.py:221:operator_augmented_assignment:9e16d430":
+    "modelcheck/coverage.py:309:operator_augmented_assignment:9e16d430":
         "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
         "count = distinct + invalid + repeated, so any repeat already fails the cell whatever this count says",
     "modelcheck/gossip.py:65:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
@@ -422,11 +457,9 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_search.py:168:operator_remove_unary_ops:4576d651":
         "when the pending nodes are checked (after every expansion instead of in batches): every reached node is "
         "still checked, the rest by the final check_pending, with the counts recorded when it was reached",
-    "modelcheck/instruments.py:161:operator_remove_unary_ops:be6afa6a":
+    "modelcheck/instruments.py:197:operator_remove_unary_ops:9f84d3c6":
         "which figure the arrival canary's row prints: its outcome is holds_if(not blind), whatever the figure",
-    "modelcheck/instruments.py:172:operator_remove_unary_ops:5dc5f6e2":
-        "which figure the shard canary's row prints: its outcome is holds_if(not missed), whatever the figure",
-    "modelcheck/order_checks.py:135:operator_number:fb026392":
+    "modelcheck/order_checks.py:158:operator_number:fb026392":
         "the universe table's violations column (+2 per differing render): the tally's found, counted by fail(), "
         "decides the row",
     "modelcheck/shards.py:44:operator_number:0dc28817":
@@ -435,7 +468,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/shards.py:177:operator_swap_op:f0d3692b":
         "canary shards also planned for a run that selects no C3 family: no row reads them (judge has no families "
         "then), so only work is added",
-    "modelcheck/shards.py:354:operator_swap_op:fa992e01": "the merged render count: " + _DISPLAY,
+    "modelcheck/shards.py:362:operator_swap_op:fa992e01": "the merged render count: " + _DISPLAY,
     "modelcheck/unions.py:114:operator_keywords:d32d33dd":
         "at N = 1 there is one leaf order, so leaving the loop after it yields the same single tree as continuing",
     "oracle/compare.py:55:operator_swap_op:e29ba9dc":
@@ -474,15 +507,15 @@ EQUIVALENT: dict[str, str] = {
         "the render-call count: " + _DISPLAY,
     "modelcheck/gossip_verdict.py:115:operator_augmented_assignment:37750d7b":
         "the count of comparisons without a digest set to one instead of incremented: it is only tested for zero, and any such comparison makes it at least one either way",
-    "modelcheck/instruments.py:231:operator_number:e644d917":
+    "modelcheck/instruments.py:327:operator_number:e644d917":
         "which unsampled shard the failing arrival row names in its figure: " + _DISPLAY,
-    "modelcheck/order_checks.py:181:operator_augmented_assignment:5812c5fa":
+    "modelcheck/order_checks.py:204:operator_augmented_assignment:ee2b0e62":
         "engine_order runs once per universe shard on a fresh tally, so setting and adding its count give the same number",
-    "modelcheck/order_checks.py:188:operator_augmented_assignment:b2db007b":
+    "modelcheck/order_checks.py:216:operator_augmented_assignment:c5d80604":
         "the engine-order row's seconds: " + _DISPLAY,
     "modelcheck/shards.py:168:operator_swap_op:c57d6c3f":
         "a universe shard's weight (LAW_RENDERS - refinement): it orders the shards, largest first, not what they check",
-    "modelcheck/shards.py:337:operator_augmented_assignment:e8ec288a":
+    "modelcheck/shards.py:345:operator_augmented_assignment:e8ec288a":
         "the universe table's violations column merged by assignment: " + _DISPLAY,
     "realstate/exchange/stores/directory.py:59:operator_remove_unary_ops:86404673":
         "the words that name a foreign entry's kind: " + _DISPLAY,
@@ -537,28 +570,12 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
 # Survivors that are NOT equivalent: gaps left open, each with why (docs/RESULTS.md lists them).
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
-_STRICTER_CANARY = ("the arrival canary held to two violations instead of one: stricter, so a run whose canary is "
-                    "caught exactly once would be called blind (a false alarm, never a pass); the canaries are "
-                    "caught many times in every run, so no command tells")
-
 GAPS: dict[str, str] = {
     # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
-    "modelcheck/coverage.py:212:operator_swap_op:90ba3384":
-        "the from-scratch sampling thinned to the first schedules of each family per shard: every shard is still sampled, and no count holds the sample size to its expected value",
     "modelcheck/gossip_controls.py:92:operator_swap_op:f9ccca90":
         "the gossip canary's trace counted as replayed without replaying it: only a canary trace that does not replay (a second fault) shows it",
     "modelcheck/gossip_controls.py:126:operator_swap_op:d4b2d252":
         "the folded cross-check fed no plain states: only a --fold-drops run reaches it, which the audited check is not; tests/test_modelcheck_gossip_controls.py runs it",
-    "modelcheck/order_checks.py:47:operator_swap_op:d7695067":
-        "no head-swapped twin for two-head fragments: the engine-order check then lacks its tie case, and the expected count is computed with the same function",
-    "modelcheck/shards.py:321:operator_augmented_assignment:50e7fcdc":
-        "a check's violations merged by assignment keep only the last shard's: the canaries violate in every one of their shards, so no run shows the loss",
-    "modelcheck/unions.py:82:operator_number:8943859f":
-        "copy numbers counted by two in a fresh suffix: with one re-delivery (the audit's) every copy is still a distinct object; only --redeliveries 2 shows it",
-    "modelcheck/unions.py:82:operator_swap_op:8b288fd5":
-        "copy numbers counted down in a fresh suffix: with one re-delivery (the audit's) every copy is still a distinct object; only --redeliveries 2 shows it",
-    "modelcheck/instruments.py:160:operator_swap_op:60053344": _STRICTER_CANARY,
-    "modelcheck/instruments.py:160:operator_number:388815d9": _STRICTER_CANARY,
     # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
     "modelcheck/gossip_symmetry.py:100:operator_swap_op:67437388":
         "the orbit key without its relabelled message list: on the audited configurations the replicas' "
@@ -567,15 +584,6 @@ GAPS: dict[str, str] = {
     "modelcheck/gossip_verdict.py:121:operator_if_exp:067b0780":
         "an exchanged state's missing digests no longer counted: the correct verdict renders every exchanged "
         "state, so a second fault is needed to show",
-    "modelcheck/order_checks.py:152:operator_remove_unary_ops:4983187f":
-        "the engine-order check without the head-swapped twin: the expected count is computed with the same "
-        "_with_twin, so the missing tie case does not show in a count",
-    "modelcheck/order_checks.py:161:operator_swap_op:06f20f40":
-        "a new twin's object kept under another number than its description's: consistent within one call, and "
-        "only a second use of the same twin would read the wrong entry",
-    "modelcheck/unions.py:78:operator_swap_op:cb7b179e":
-        "copy numbers counted down in a shared prefix: with one re-delivery (the audit's) every copy is still a "
-        "distinct object; with two or more, a copy can be numbered 0 (the original), which only --redeliveries 2 shows",
     # the instruments (canonmerge audit --targets instruments): weaknesses of the checkers themselves
     "modelcheck/gossip_verdict.py:114:operator_swap_op:5b32db65":
         "a same-set comparison with one side's digest missing counted only when both are: the correct verdict "

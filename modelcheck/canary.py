@@ -9,7 +9,10 @@ by the same ``shards.merge``.  ``modelcheck.instruments`` then requires each vio
 been reported, and fails the run naming the instrument that missed it.
 
 - ``arrival``: the render lays the fragments out in arrival order (first delivery of each
-  content id), one shard holding every schedule of N = 3: every C3 family must report it.
+  content id), the schedules of N = 3 split by their first arrival into three shards: every C3
+  family must report it, in each of them, and the union of shard results must add up their
+  violations (a union that kept one shard's count would otherwise pass every run, no real
+  check violating anything).
 - ``shards``: the render is correct but salted by the shard it runs in — one digest per shard,
   so no shard sees a violation and only the union of shard verdicts across shards can; the
   schedules of N = 3 are split by their first arrival into three shards.
@@ -23,10 +26,13 @@ not build itself."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Hashable, Iterator, Sequence
+import itertools
+import math
+from collections.abc import Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
 from modelcheck.backend import Backend, FragmentDesc, Geometry
+from modelcheck.coverage import closed_forms
 from spec import FragmentSet
 
 UNIVERSE = "random"             # distinct fragments whose BagMerge depends on the order
@@ -34,7 +40,7 @@ ARITY = 3
 ARRIVAL, SHARDS = "arrival", "shards"
 NAMES = (ARRIVAL, SHARDS)                # the C3 canaries: each runs every C3 schedule of its arity
 BAG = "bag"                              # a BagMerge canary: one bag shard, N = ARITY
-PREFIX_LENGTH = {ARRIVAL: 0, SHARDS: 1}
+PREFIX_LENGTH = {ARRIVAL: 1, SHARDS: 1}
 WATCHES = {ARRIVAL: "every C3 family's comparison of each schedule's render with the index-order fold",
            SHARDS: "the union of shard verdicts: digests of one set compared across shards and engines",
            BAG: "the BagMerge orders' comparison with their closed form, the sum of n!"}
@@ -149,3 +155,17 @@ def canary_backend(name: str, inner: Backend, shard: str) -> Backend:
     if name == BAG:
         return inner                     # its violation is in the plan (an arity never planned)
     raise ValueError(f"unknown canary {name!r}; known: {', '.join(NAMES)}")
+
+
+def arrival_violations(inner: Backend, objects: Mapping[int, Any], n: int, prefix: Sequence[int],
+                       redeliveries: int, base: int) -> dict[str, int]:
+    """The violations the arrival canary must report in its shard of ``prefix``, per C3 family,
+    counted without the search: the arrival orders of the n fragments that start with ``prefix``
+    and whose BagMerge digest (``inner.bag_digest``, the canary's render) differs from index
+    order's, each times the family's schedules whose first deliveries are that order — one
+    permutation, and 1/n! of the trees and of the re-delivery sequences (``closed_forms``): a
+    relabelling of the fragments maps the schedules of one first-delivery order onto another's."""
+    ref = inner.bag_digest([objects[i] for i in range(n)], base)
+    wrong = sum(1 for order in itertools.permutations(range(n)) if order[:len(prefix)] == tuple(prefix)
+                and inner.bag_digest([objects[i] for i in order], base) != ref)
+    return {unit: wrong * count // math.factorial(n) for unit, count in closed_forms(n, redeliveries).items()}

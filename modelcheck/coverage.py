@@ -11,7 +11,9 @@ the render:
 - on a sample of every shard (its first ``ALWAYS_SAMPLED`` schedules per family, then one in
   ``SAMPLE_ONE_IN``, pseudo-random but fixed by the shard) the state is rebuilt from nothing —
   ``backend.merge`` folded over fresh singletons of the schedule's leaves, nothing shared — and
-  the arrival order and state key of the state the render is given are compared with it;
+  the arrival order and state key of the state the render is given are compared with it, and
+  the number sampled is held to what the rule owes for the schedules streamed (``samples_due``,
+  written apart), so a sample thinned to its first schedules shows;
 - the rebuilt state's arrival order is also compared with what the schedule itself says a set
   holds (``ScheduleWatcher.scheduled``: each content id's first delivery, in delivery order).
   Both states are labelled through ``Leaves.labels``, so the first comparison cannot see a
@@ -32,12 +34,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from modelcheck.backend import Backend
-from modelcheck.schedules import Expr, Join, Leaf
-from modelcheck.unions import Leaves
+from modelcheck.schedules import Expr, Join, Leaf, sequence
+from modelcheck.unions import Leaves, comb_states
 from spec.fragment_set import current_iteration_order, iteration_order
 
 ALWAYS_SAMPLED = 4          # per family and shard: small shards are checked whole
 SAMPLE_ONE_IN = 128         # beyond those, about one schedule in this many
+# the copy-numbering control (``copies_as_scheduled``): its key among a shard's coverage, and the
+# schedules it builds: every delivery of 2 fragments with 1 or 2 re-deliveries, the least that
+# re-delivers one fragment twice
+COPIES, COPIES_ARITY, COPIES_EXTRA = "copy numbering", 2, 2
 
 
 # --- closed forms, independent of ``modelcheck.schedules`` -------------------------------------
@@ -73,6 +79,7 @@ class Seen:
     sampled: int = 0                 # rebuilt from nothing and compared
     mismatched: int = 0              # fed in another arrival order (or another state) than reported
     off_schedule: int = 0            # rebuilt from nothing into other items than the schedule's firsts
+    due: int = 0                     # samples the sampling rule owes for ``count`` schedules (``samples_due``)
     first_mismatch: str = ""
     first_off_schedule: str = ""
     # the comparisons' own controls: recorded by the same code as the samples, each a state compared
@@ -80,7 +87,7 @@ class Seen:
     control: Seen | None = None
 
     def add(self, other: Seen) -> None:
-        for name in ("count", "distinct", "invalid", "repeated", "sampled", "mismatched", "off_schedule"):
+        for name in ("count", "distinct", "invalid", "repeated", "sampled", "mismatched", "off_schedule", "due"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.first_mismatch = self.first_mismatch or other.first_mismatch
         self.first_off_schedule = self.first_off_schedule or other.first_off_schedule
@@ -88,6 +95,24 @@ class Seen:
             if self.control is None:
                 self.control = Seen()
             self.control.add(other.control)
+
+
+def sample_seed(salt: str, family: str, n: int, prefix: Sequence[int]) -> str:
+    """What fixes one family's sample in one shard: the same schedules on every engine and rerun."""
+    return f"{salt}/{family}/{n}/{list(prefix)}"
+
+
+def samples_due(seed: str, count: int) -> int:
+    """How many of ``count`` schedules the sampling rule rebuilds from nothing: the first
+    ``ALWAYS_SAMPLED``, then each next one a gap of 1 + int(Exp(1 / ``SAMPLE_ONE_IN``)) further on,
+    the gaps drawn from ``seed``.  Written apart from ``ScheduleWatcher.watch``, which applies the
+    rule while it streams, so that a sample thinned (or thickened) there differs from this count."""
+    chance = random.Random(seed)
+    due = position = 0
+    while position < count:
+        due += 1
+        position += 1 if due < ALWAYS_SAMPLED else 1 + int(chance.expovariate(1 / SAMPLE_ONE_IN))
+    return due
 
 
 def leaves_in_order(expr: Expr) -> list[Leaf]:
@@ -176,6 +201,68 @@ def from_scratch(backend: Backend, leaves: Leaves, expr: Expr) -> Any:
     return backend.merge(from_scratch(backend, leaves, expr.left), from_scratch(backend, leaves, expr.right))
 
 
+class DeliveryLog:
+    """A backend whose state is every delivery in order, re-delivered copies included (a set
+    keeps only each fragment's first, so a copy's number never shows in its arrival order):
+    what a shared union was built from shows in its state.  Fragments are the backend's own."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+
+    def copy(self, fragment: Any) -> Any:
+        return self.inner.copy(fragment)
+
+    def singleton(self, fragment: Any) -> tuple[Any, ...]:
+        return (fragment,)
+
+    def merge(self, a: tuple[Any, ...], b: tuple[Any, ...]) -> tuple[Any, ...]:
+        return a + b
+
+    def state_key(self, state: tuple[Any, ...]) -> Hashable:
+        return tuple(self.inner.content_id(f) for f in state)
+
+
+def copies_as_scheduled(backend: Backend, objects: dict[int, Any]) -> Seen:
+    """The shared unions' copy numbering, held to the schedule's: every arrival sequence of
+    ``COPIES_ARITY`` fragments with up to ``COPIES_EXTRA`` re-deliveries built by
+    ``unions.comb_states`` on a ``DeliveryLog`` of ``backend``, each state's deliveries compared
+    (``arrival``) with the from-scratch build of ``schedules.sequence``, which numbers the copies
+    apart; a state built from other copies than its schedule's counts as mismatched, and a build
+    whose deliveries are not the schedule's (index, copy) — a copy that is another copy's object,
+    or the original's — as off schedule (``Leaves.labels`` against the schedule).  The control:
+    each from-scratch build compared, by the same ``arrival``, with the build of its own sequence
+    with every re-delivered copy numbered one higher (the same deliveries, other copies), which
+    must count as mismatched and off schedule every time: a comparison blind to copy numbers misses it."""
+    log: Any = DeliveryLog(backend)
+    leaves = Leaves(log, {i: objects[i] for i in range(COPIES_ARITY)})
+    seen, control = Seen(), Seen()
+    for extra in range(1, COPIES_EXTRA + 1):
+        for seq, state in comb_states(log, leaves, COPIES_ARITY, extra):
+            expr = sequence(seq)
+            fed, fresh = arrival(log, leaves, state), arrival(log, leaves, from_scratch(log, leaves, expr))
+            seen.count += 1
+            seen.sampled += 1
+            if fed != fresh:
+                seen.mismatched += 1
+                seen.first_mismatch = seen.first_mismatch or f"{_render(expr)} built as [{_labels(fed[0])}]"
+            delivered = tuple((leaf.index, leaf.copy) for leaf in leaves_in_order(expr))
+            seen.off_schedule += fresh[0] != delivered      # a copy that is not its own object shows here
+            recopied = arrival(log, leaves, from_scratch(log, leaves, _recopied(expr)))
+            control.sampled += 1
+            control.mismatched += fresh != recopied
+            control.off_schedule += recopied[0] != delivered
+    seen.control = control
+    return seen
+
+
+def _recopied(expr: Expr) -> Expr:
+    """``expr`` with every re-delivered copy numbered one higher (originals kept)."""
+    if isinstance(expr, Leaf):
+        return Leaf(expr.index, expr.copy + 1) if expr.copy else expr
+    assert isinstance(expr, Join)
+    return Join(_recopied(expr.left), _recopied(expr.right))
+
+
 @dataclass
 class ScheduleWatcher:
     """Watches the C3 families of one shard (``UniverseCheck.c3`` hands it each family's pairs)."""
@@ -193,7 +280,8 @@ class ScheduleWatcher:
         seen = self.seen.setdefault(family, Seen(control=Seen()))
         keys: set[Hashable] = set()
         of, add = Signatures(n, prefix, None if family == "re-deliveries" else 0).of, keys.add
-        chance = random.Random(f"{self.salt}/{family}/{n}/{list(prefix)}")
+        seed = sample_seed(self.salt, family, n, prefix)
+        chance = random.Random(seed)
         count = invalid = next_sample = 0
         previous: Any = None
         try:
@@ -219,6 +307,7 @@ class ScheduleWatcher:
             seen.invalid += invalid
             seen.distinct += len(keys)
             seen.repeated += count - invalid - len(keys)
+            seen.due += samples_due(seed, count)
 
     def scheduled(self, expr: Expr) -> tuple[tuple[int, int], ...]:
         """What a replica's set holds after ``expr``, in arrival order, read from the schedule

@@ -29,7 +29,7 @@ from modelcheck import canary as canaries
 from modelcheck import properties as P
 from modelcheck.backend import Universe
 from modelcheck.checks import Row
-from modelcheck.coverage import Seen, closed_forms
+from modelcheck.coverage import COPIES, COPIES_ARITY, COPIES_EXTRA, Seen, closed_forms
 from modelcheck.shards import Merged
 from modelcheck.tallies import Tallies, Tally
 from modelcheck.trace import NOT_REPRODUCED
@@ -72,7 +72,7 @@ class Cell:
         s = self.seen
         return {"canary": self.canary or None, "universe": self.universe, "n": self.n, "family": self.unit,
                 "checked": s.count, "distinct": s.distinct, "invalid": s.invalid, "repeated": s.repeated,
-                "reported": self.row, "closed_form": self.closed, "sampled": s.sampled,
+                "reported": self.row, "closed_form": self.closed, "sampled": s.sampled, "due": s.due,
                 "fed_otherwise": s.mismatched, "built_off_schedule": s.off_schedule, "exact": self.exact}
 
 
@@ -97,7 +97,8 @@ def _unjudged(merged: Merged, cells: Sequence[Cell]) -> list[str]:
     table leaves out shows here."""
     held = {(c.canary, c.universe, c.n, c.unit) for c in cells}
     return [f"{name} N={n} {unit}" + (f" (canary {canary})" if canary else "")
-            for (canary, name, n, unit) in merged.coverage if (canary, name, n, unit) not in held]
+            for (canary, name, n, unit) in merged.coverage
+            if (canary, name, n, unit) not in held and not (canary and unit == COPIES)]   # copies: the arrival row
 
 
 def _bag_arities(tops: Sequence[int], bag_orders: bool) -> list[int]:
@@ -143,9 +144,42 @@ def _canary_seconds(merged: Merged, name: str) -> float:
     return sum(c["cpu_seconds"] for c in merged.shard_costs if c["shard"].startswith(f"canary {name}:"))
 
 
+def _violations_by_shard(merged: Merged) -> dict[tuple[str, str], int]:
+    """Each (canary or "", check)'s violations as its shards counted them, summed here from the
+    shards' own records, plus one for each set the union found rendered apart across shards."""
+    sums: dict[tuple[str, str], int] = {}
+    for cost in merged.shard_costs:
+        for name, found in cost["found"].items():
+            sums[(cost["canary"], name)] = sums.get((cost["canary"], name), 0) + found
+    for canary, name, _, _ in merged.split:
+        sums[(canary, name)] = sums.get((canary, name), 0) + 1
+    return sums
+
+
+def _union_wrong(merged: Merged, families: Sequence[Check]) -> list[str]:
+    """Where the union's violations differ from the sum of what its shards counted, the real
+    check's and each canary's alike; and BLIND when no C3 family's arrival-canary violations came
+    from two shards, so that a union keeping one shard's count would go unseen."""
+    sums = _violations_by_shard(merged)
+    unions = {("", t.check.name): t.found for t in merged.tallies.values()}
+    for canary, tallies in merged.canaries.items():
+        unions |= {(canary, t.check.name): t.found for t in tallies.values()}
+    # a pair on one side only compares None with a count: no default stands in for a missing record
+    wrong = [f"{name}{f' (canary {canary})' if canary else ''}: {unions.get((canary, name))} violations "
+             f"merged, its shards counted {sums.get((canary, name))}"
+             for canary, name in sorted(set(sums) | set(unions)) if sums.get((canary, name)) != unions.get((canary, name))]
+    lone = [f.name for f in families if sum(1 for cost in merged.shard_costs if cost["canary"] == canaries.ARRIVAL
+                                            and cost["found"].get(f.name, 0)) < 2]
+    if lone:
+        wrong.append(f"BLIND: the arrival canary's violations of {', '.join(lone)} did not come from two shards, "
+                     "so their sum over shards went untested")
+    return wrong
+
+
 def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimResult], dict[str, Any], list[str]]:
     arrival = merged.canaries.get(canaries.ARRIVAL, {})
     caught = {f: arrival[f].found for f in families if f in arrival}
+    expected = _arrival_expected(merged)
     absent = [f.name for f in families if f not in caught]     # its canary shard never ran the family
     # the counterexample each family recorded for the canary must reproduce when its program is run
     # again (a minimization that kept equal renders would save a trace that does not)
@@ -157,30 +191,51 @@ def _canary_rows(merged: Merged, families: Sequence[Check]) -> tuple[list[ClaimR
              and f in shard_tallies and shard_tallies[f].found >= 1 for f in families}
     notes, results = [], []
     # each reason on its own (a count below one, a trace that does not reproduce), none depending on another
-    blind = list(dict.fromkeys(absent + [f.name for f in caught if caught[f] < 1] + unreproduced))
-    figure = (f"caught by {', '.join(f'{UNITS[f]} ({caught[f]:,})' for f in families)}" if not blind
+    # each family's count held to the canary's closed form, which must expect violations
+    off = [f.name for f in caught if caught[f] != expected.get(UNITS[f], 0) or not expected.get(UNITS[f], 0)]
+    blind = list(dict.fromkeys(absent + off + unreproduced))
+    figure = (f"caught by {', '.join(f'{UNITS[f]} ({caught[f]:,})' for f in families)} = closed form" if not blind
               else f"BLIND: not reported by {', '.join(blind)}"
               + (f" (no tally: the canary never ran {', '.join(absent)})" if absent else "")
+              + (f" (violations beside the closed form: {', '.join(f'{UNITS[f]} {caught[f]:,} of {expected.get(UNITS[f], 0):,}' for f in caught if f.name in off)})" if off else "")
               + (f" (no trace that reproduces: {', '.join(unreproduced)})" if unreproduced else ""))
     if blind:
         notes.append(f"instrument went blind: {canaries.WATCHES[canaries.ARRIVAL]} did not report the "
                      f"order-by-arrival canary ({', '.join(blind)}); this run's C3 verdict cannot be trusted")
     results.append(P.CANARY_ARRIVAL.holds_if(not blind, figure, _canary_seconds(merged, canaries.ARRIVAL), **{"violations_reported": {
-        UNITS[f]: caught.get(f) for f in families}, "universe": canaries.UNIVERSE, "n": canaries.ARITY}))
+        UNITS[f]: caught.get(f) for f in families}, "closed_form": expected, "universe": canaries.UNIVERSE,
+        "n": canaries.ARITY}))
     missed = [f.name for f in families if not split[f]]   # a split is only counted when no shard saw one
-    figure = (f"caught across {len(_canary_shards(merged))} shards by {', '.join(UNITS[f] for f in families)}"
-              if not missed else f"BLIND: not reported by {', '.join(missed)}")
+    summed = _union_wrong(merged, families)
+    figure = (f"BLIND: not reported by {', '.join(missed)}" if missed else "; ".join(summed[:2]) if summed else
+              f"caught across {len(_canary_shards(merged))} shards by {', '.join(UNITS[f] for f in families)}; "
+              "every check's violations merged as the sum of its shards'")
     if missed:
         notes.append(f"instrument went blind: {canaries.WATCHES[canaries.SHARDS]} did not report the "
                      f"shard-salted canary ({', '.join(missed)}); shards that render one set differently "
                      "would pass this run")
-    results.append(P.CANARY_SHARDS.holds_if(not missed, figure, _canary_seconds(merged, canaries.SHARDS), **{
-        "split_sets_reported": {UNITS[f]: split[f] for f in families}}))
+    if summed:
+        notes.append(f"instrument went blind: the union of shard results did not add up the shards' violations "
+                     f"({'; '.join(summed)}); a violation found in one shard could be lost")
+    results.append(P.CANARY_SHARDS.holds_if(not missed and not summed, figure, _canary_seconds(merged, canaries.SHARDS),
+                                            **{"split_sets_reported": {UNITS[f]: split[f] for f in families},
+                                               "sums_differing": summed}))
     data = {canaries.ARRIVAL: {"watches": canaries.WATCHES[canaries.ARRIVAL], "seen": not blind,
                                "violations": {UNITS[f]: caught.get(f) for f in families}},
             canaries.SHARDS: {"watches": canaries.WATCHES[canaries.SHARDS], "seen": not missed,
                               "split_sets": {UNITS[f]: split[f] for f in families}}}
     return results, data, notes
+
+
+def _arrival_expected(merged: Merged) -> dict[str, int]:
+    """The arrival canary's violations per family as its shards counted them without the search
+    (``canary.arrival_violations``), summed."""
+    out: dict[str, int] = {}
+    for cost in merged.shard_costs:
+        if cost["canary"] == canaries.ARRIVAL:
+            for unit, count in cost["expected"].items():
+                out[unit] = out.get(unit, 0) + count
+    return out
 
 
 def _canary_shards(merged: Merged) -> list[str]:
@@ -195,10 +250,18 @@ def fed_as_reported(seen: Seen, unsampled: Sequence[str]) -> bool:
     return not seen.mismatched and not seen.off_schedule and not unsampled
 
 
+def sampled_as_due(seen: Seen) -> bool:
+    """The one judgement of the sample's size: as many schedules rebuilt from nothing as the
+    sampling rule owes for those streamed (``coverage.samples_due``, counted apart from the
+    watcher).  A sample one short of its due count must fail it."""
+    return seen.sampled == seen.due
+
+
 def _arrival_wrong(seen: Seen, unsampled: Sequence[str]) -> list[str]:
     """What the arrival-order row's judgement finds wrong: the real samples through
     ``fed_as_reported``, and each comparison's controls through it too — those it reported must
-    fail it, those it missed (every control must be seen) must pass it like real data."""
+    fail it, those it missed (every control must be seen) must pass it like real data; and the
+    sample's size through ``sampled_as_due``, with a sample one short as its control."""
     control = seen.control or Seen()
     state = f"BLIND: the state comparison saw {control.mismatched} of {control.sampled} controls"
     schedule = f"BLIND: the schedule comparison saw {control.off_schedule} of {control.sampled} controls"
@@ -209,7 +272,39 @@ def _arrival_wrong(seen: Seen, unsampled: Sequence[str]) -> list[str]:
         (Seen(off_schedule=control.off_schedule), [], False, schedule),
         (Seen(off_schedule=control.sampled - control.off_schedule), [], True, schedule),
     ]
-    return [what for record, shards, verdict, what in judged if fed_as_reported(record, shards) is not verdict]
+    sized = [  # (record, the verdict it must get, what is wrong otherwise)
+        (seen, True, f"{seen.sampled:,} schedules rebuilt from nothing, the sampling rule owes {seen.due:,}"),
+        (Seen(sampled=seen.due - 1, due=seen.due), False, "BLIND: a sample one short of its due count passed"),
+    ]
+    return ([what for record, shards, verdict, what in judged if fed_as_reported(record, shards) is not verdict]
+            + [what for record, verdict, what in sized if sampled_as_due(record) is not verdict])
+
+
+def _copies_wrong(merged: Merged) -> tuple[Seen, list[str]]:
+    """The copy-numbering control of every canary C3 shard (``coverage.copies_as_scheduled``)
+    through ``fed_as_reported``: its builds must pass it, each of its controls (a state against
+    another sequence's build) must fail it; and its count must be the closed form of
+    re-deliveries once per such shard, so that a control that built nothing does not pass."""
+    copies = Seen()
+    for (canary, _, _, family), seen in merged.coverage.items():
+        if canary and family == COPIES:
+            copies.add(seen)
+    control = copies.control or Seen()
+    shards = sum(1 for c in merged.shard_costs if c["canary"] in canaries.NAMES and c["kind"] == "c3")
+    closed = closed_forms(COPIES_ARITY, COPIES_EXTRA)["re-deliveries"] * shards
+    blind = f"BLIND: the copy-numbering comparison saw {control.mismatched} of {control.sampled} controls"
+    schedule = f"BLIND: the copies' schedule comparison saw {control.off_schedule} of {control.sampled} controls"
+    judged = [  # (record, the verdict it must get, what is wrong otherwise)
+        (copies, True, ""),
+        (Seen(mismatched=control.mismatched), False, blind),
+        (Seen(mismatched=control.sampled - control.mismatched), True, blind),
+        (Seen(off_schedule=control.off_schedule), False, schedule),
+        (Seen(off_schedule=control.sampled - control.off_schedule), True, schedule),
+    ]
+    wrong = [what for record, verdict, what in judged if fed_as_reported(record, []) is not verdict]
+    if copies.count != closed or not closed:
+        wrong.append(f"BLIND: the copy-numbering control built {copies.count:,} schedules, closed form {closed:,}")
+    return copies, wrong
 
 
 def _arrival_row(cells: Sequence[Cell], merged: Merged, out: Judged) -> None:
@@ -217,7 +312,8 @@ def _arrival_row(cells: Sequence[Cell], merged: Merged, out: Judged) -> None:
     for c in cells:
         seen.add(c.seen)
     control = seen.control or Seen()
-    wrong = _arrival_wrong(seen, merged.unsampled)
+    copies, copies_wrong = _copies_wrong(merged)
+    wrong = _arrival_wrong(seen, merged.unsampled) + copies_wrong
     blind = [w for w in wrong if w]
     if blind:
         figure = "; ".join(dict.fromkeys(blind))
@@ -229,24 +325,34 @@ def _arrival_row(cells: Sequence[Cell], merged: Merged, out: Judged) -> None:
                   f"than the schedule's first deliveries, e.g. {seen.first_off_schedule}")
     elif merged.unsampled:
         figure = f"{len(merged.unsampled)} shard(s) with no schedule rebuilt, e.g. {merged.unsampled[0]}"
+    elif copies.mismatched:
+        figure = (f"{copies.mismatched:,} of {copies.count:,} schedules with {COPIES_EXTRA} re-deliveries built from "
+                  f"other copies than their schedule's, e.g. {copies.first_mismatch}")
+    elif copies.off_schedule:
+        figure = (f"{copies.off_schedule:,} of {copies.count:,} schedules with {COPIES_EXTRA} re-deliveries built "
+                  "from other objects than their schedule's copies (a copy that is another's object)")
     else:
-        figure = (f"0 / {seen.sampled:,} sampled schedules fed otherwise or built off their schedule (every "
-                  f"shard sampled); the comparisons saw {control.mismatched} and {control.off_schedule} "
-                  f"of {control.sampled} controls")
+        figure = (f"0 / {seen.sampled:,} sampled schedules (as the sampling rule owes) fed otherwise or built off "
+                  f"their schedule (every shard sampled); the comparisons saw {control.mismatched} and {control.off_schedule} "
+                  f"of {control.sampled} controls; copies numbered as scheduled in {copies.count:,} schedules with "
+                  f"{COPIES_EXTRA} re-deliveries")
     if wrong:
         out.notes.append(f"instrument went blind: shared unions vs. from-scratch build vs. schedule: {figure}")
-    out.results.append(P.COVERAGE_ARRIVAL.holds_if(not wrong, figure, sampled=seen.sampled,
+    out.results.append(P.COVERAGE_ARRIVAL.holds_if(not wrong, figure, sampled=seen.sampled, due=seen.due,
                                                    fed_otherwise=seen.mismatched, built_off_schedule=seen.off_schedule,
                                                    unsampled_shards=merged.unsampled, controls=control.sampled,
                                                    controls_seen=control.mismatched,
                                                    controls_seen_by_schedule=control.off_schedule))
-    out.data["coverage"] = {"sampled": seen.sampled, "fed_otherwise": seen.mismatched,
+    out.data["coverage"] = {"sampled": seen.sampled, "due": seen.due, "fed_otherwise": seen.mismatched,
                             "first_fed_otherwise": seen.first_mismatch or None,
                             "built_off_schedule": seen.off_schedule,
                             "first_built_off_schedule": seen.first_off_schedule,
                             "controls": control.sampled, "controls_seen": control.mismatched,
                             "controls_seen_by_schedule": control.off_schedule,
-                            "unsampled_shards": merged.unsampled}
+                            "unsampled_shards": merged.unsampled,
+                            "copy_numbering": {"schedules": copies.count, "built_otherwise": copies.mismatched,
+                                               "controls": (copies.control or Seen()).sampled,
+                                               "controls_seen": (copies.control or Seen()).mismatched}}
 
 
 def judge(merged: Merged, universes: Sequence[Universe], max_arity: int, redeliveries: int,

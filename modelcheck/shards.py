@@ -34,7 +34,7 @@ from modelcheck import properties as P
 from modelcheck import schedules as en
 from modelcheck.backend import Backend
 from modelcheck.checks import Row, Tallies, Tally, UniverseCheck
-from modelcheck.coverage import ScheduleWatcher, Seen
+from modelcheck.coverage import COPIES, ScheduleWatcher, Seen, copies_as_scheduled
 from modelcheck.gossip import GossipConfig, GossipResult, explore
 from modelcheck.universes import universe as universe_named
 from spec import Check, InputError
@@ -198,6 +198,7 @@ class ShardResult:
     cpu_seconds: float
     worker: str
     coverage: dict[str, Seen] = field(default_factory=dict)   # per C3 family (``modelcheck.coverage``)
+    expected: dict[str, int] = field(default_factory=dict)    # the arrival canary's violations, counted apart
 
 
 @dataclass(frozen=True)
@@ -259,6 +260,7 @@ def _perform_shard(backend: Backend, task: ShardTask) -> ShardResult:
     started, cpu = time.perf_counter(), time.process_time()
     tallies = Tallies()
     selected = s.selected()
+    under_check = backend
     if shard.canary:   # the bag canary runs the BagMerge orders whatever the run selected
         backend = canaries.canary_backend(shard.canary, backend, shard.describe())
         selected = [P.BAG_ORDER] if shard.kind == "bag" else [c for c in selected if c in P.C3_FAMILIES]
@@ -266,16 +268,22 @@ def _perform_shard(backend: Backend, task: ShardTask) -> ShardResult:
         uc = UniverseCheck(backend, universe_named(shard.universe), tallies, backend_name=s.backend_name,
                            mutant=s.mutant, redeliveries=s.redeliveries, selected=selected)
         row: Row | None = None
+        expected: dict[str, int] = {}
         if shard.kind == "c3":
             uc.watcher = ScheduleWatcher(uc.backend, uc.leaves, shard.describe(), probe=bool(shard.canary))
             row = uc.run_c3(shard.n, shard.prefix)
+            if shard.canary == canaries.ARRIVAL:
+                expected = canaries.arrival_violations(under_check, uc.objects, shard.n, shard.prefix,
+                                                       s.redeliveries, uc.base)
         elif shard.kind == "bag":
             row = uc.run_bag(shard.n)
         else:
             uc.run_universe(shard.n)
+    coverage = uc.watcher.report() if uc.watcher is not None else {}
+    if shard.canary and shard.kind == "c3":   # copies numbered by the shared unions, re-delivered twice
+        coverage = coverage | {COPIES: copies_as_scheduled(under_check, uc.objects)}
     return ShardResult(shard, dict(tallies), uc.digests, row, uc.renders, time.perf_counter() - started,
-                       time.process_time() - cpu, f"{socket.gethostname()}:{os.getpid()}",
-                       uc.watcher.report() if uc.watcher is not None else {})
+                       time.process_time() - cpu, f"{socket.gethostname()}:{os.getpid()}", coverage, expected)
 
 
 _BACKENDS: dict[BackendRecipe, Backend] = {}
@@ -355,7 +363,10 @@ def merge(results: Iterable[ShardResult], universes: Sequence[str]) -> Merged:
         merged.cpu_seconds += r.cpu_seconds
         merged.shard_costs.append({"shard": s.describe(), "kind": s.kind, "n": s.n, "orderings": s.orderings,
                                    "renders": r.renders, "cpu_seconds": round(r.cpu_seconds, 4),
-                                   "seconds": round(r.seconds, 4), "worker": r.worker})
+                                   "seconds": round(r.seconds, 4), "worker": r.worker, "canary": s.canary,
+                                   # each check's violations as this shard counted them, apart from the union
+                                   "found": {t.check.name: t.found for t in r.tallies.values()},
+                                   "expected": r.expected})
         for t in r.tallies.values():
             _add_tally(tallies, t)
             found[(s.canary, t.check, s.universe, s.n)] = found.get((s.canary, t.check, s.universe, s.n), 0) + t.found
@@ -363,7 +374,8 @@ def merge(results: Iterable[ShardResult], universes: Sequence[str]) -> Merged:
             sets.setdefault((s.canary, check, s.universe, s.n), set()).update(digests)
         for family, seen in r.coverage.items():
             merged.coverage.setdefault((s.canary, s.universe, s.n, family), Seen()).add(seen)
-        if s.kind == "c3" and r.coverage and not any(seen.sampled for seen in r.coverage.values()):
+        if s.kind == "c3" and r.coverage and not any(seen.sampled for family, seen in r.coverage.items()
+                                                     if family != COPIES):
             merged.unsampled.append(s.describe())
         if r.row is not None:
             row = rows.get((s.canary, s.universe, s.n))

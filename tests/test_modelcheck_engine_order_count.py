@@ -40,3 +40,44 @@ def test_orders_left_unsorted_fail_the_row(monkeypatch):
     row = {r.check: r for r in report.results}[P.ENGINE_ORDER.name]
     assert row.outcome is Outcome.FAILS
     assert "of" in row.details["input orders beside the closed form"]
+
+
+def _desc(heads):
+    from modelcheck.backend import FragmentDesc
+    layer = tuple(((h,),) for h in heads)          # [H][n=1][D=1]
+    return FragmentDesc(0, (layer, layer), (layer, layer))
+
+
+def test_the_twin_set_size_reads_the_descriptions():
+    from modelcheck.order_checks import twin_set_size
+    assert twin_set_size([], [0, 1]) == 2                                     # a held universe: no twin
+    assert twin_set_size([_desc([1])], [0]) == 1                              # one head
+    assert twin_set_size([_desc([1, 1])], [0]) == 1                           # the exchange changes nothing
+    assert twin_set_size([_desc([1, 2, 3])], [0]) == 2
+    assert twin_set_size([_desc([1, 2]), _desc([2, 1])], [0, 1]) == 2          # already a member
+
+
+def test_an_engine_order_check_without_its_twin_fails_the_row(monkeypatch):
+    """Two-head fragments without their head-swapped twin: the tie case is gone, and the count
+    held to the descriptions' closed form shows it."""
+    monkeypatch.setattr(order_checks, "head_swapped_twin", lambda d: None)
+    report = modelcheck.run(ReferenceBackend(), **SMALL, checks=[P.ENGINE_ORDER])
+    row = {r.check: r for r in report.results}[P.ENGINE_ORDER.name]
+    assert row.outcome is Outcome.FAILS and "input orders beside the closed form" in row.details
+
+
+def test_a_twin_filed_under_another_number_fails_the_row(monkeypatch):
+    real = order_checks.OrderChecks._with_twin
+
+    def misfiled(self, members):
+        out = real(self, members)
+        added = [i for i in out if i >= self.size]
+        if added and added[0] + 1 not in self.objects:
+            self.objects[added[0] + 1] = self.objects.pop(added[0])
+            out = [i + 1 if i == added[0] else i for i in out]
+        return out
+
+    monkeypatch.setattr(order_checks.OrderChecks, "_with_twin", misfiled)
+    report = modelcheck.run(ReferenceBackend(), **SMALL, checks=[P.ENGINE_ORDER])
+    row = {r.check: r for r in report.results}[P.ENGINE_ORDER.name]
+    assert row.outcome is Outcome.FAILS and "fragments not built from their description" in row.details

@@ -176,3 +176,112 @@ def test_bagmerge_orders_short_of_their_closed_form_fail_the_coverage_row():
 def test_a_run_without_the_bag_checks_holds_no_bagmerge_count():
     found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1, checks=[P.PERMUTATIONS]))
     assert found[P.COVERAGE_COUNTS.name].outcome is Outcome.HOLDS, found[P.COVERAGE_COUNTS.name].figure
+
+
+def test_a_union_that_keeps_one_shards_violations_fails_the_shard_canary_row():
+    """The arrival canary violates in each of its three shards: a merged count equal to the last
+    shard's alone differs from the sum of what the shards counted."""
+    results, _ = _results()
+    merged = merge(results, ["ties"])
+    last = [c["found"][P.PERMUTATIONS.name] for c in merged.shard_costs if c["canary"] == canary.ARRIVAL][-1]
+    merged.canaries[canary.ARRIVAL][P.PERMUTATIONS].found = last
+    by_name = {r.check: r for r in judge(merged, select(["ties"]), 3, 1, list(P.C3_FAMILIES), True).results}
+    row = by_name[P.CANARY_SHARDS.name]
+    assert row.outcome is Outcome.FAILS and "its shards counted" in row.figure, row.figure
+    assert by_name[P.CANARY_ARRIVAL.name].outcome is Outcome.FAILS   # short of its closed form, too
+
+
+@pytest.mark.parametrize("delta", [-1, 1])
+def test_an_arrival_canary_caught_otherwise_than_its_closed_form_is_blind(delta):
+    """The arrival canary's violations held to the count of orders its render tells apart from
+    index order (5 of 3! here), times each family's schedules per order: 5, 10 and 30."""
+    results, _ = _results()
+    merged = merge(results, ["ties"])
+    assert {f: merged.canaries[canary.ARRIVAL][f].found for f in P.C3_FAMILIES} == {
+        P.PERMUTATIONS: 5, P.MERGE_TREES: 10, P.REDELIVERIES: 30}
+    merged.canaries[canary.ARRIVAL][P.MERGE_TREES].found += delta
+    row = {r.check: r for r in judge(merged, select(["ties"]), 3, 1, list(P.C3_FAMILIES), True).results}[
+        P.CANARY_ARRIVAL.name]
+    assert row.outcome is Outcome.FAILS and "BLIND" in row.figure and f"trees {10 + delta} of 10" in row.figure, row.figure
+
+
+def test_the_arrival_canary_closed_form_counts_orders_by_their_digest():
+    backend, u = ReferenceBackend(), select(["random"])[0]
+    objects = {i: backend.build(u.geometry, d) for i, d in enumerate(u.fragments)}
+    assert canary.arrival_violations(backend, objects, 3, (), 2, u.base) == {
+        "permutations": 5, "trees": 10, "re-deliveries": 5 * (36 + 150) // 6}
+    assert canary.arrival_violations(backend, objects, 3, (0,), 1, u.base)["permutations"] == 1
+
+
+def test_an_arrival_canary_in_one_shard_leaves_the_sum_over_shards_untested(monkeypatch):
+    monkeypatch.setitem(canary.PREFIX_LENGTH, canary.ARRIVAL, 0)
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))
+    row = found[P.CANARY_SHARDS.name]
+    assert row.outcome is Outcome.FAILS and "BLIND" in row.figure and "two shards" in row.figure, row.figure
+
+
+def test_a_sample_short_of_what_its_rule_owes_fails_the_arrival_row(monkeypatch):
+    """The watcher's sample against ``samples_due``, counted apart: one owed schedule more than
+    the watcher rebuilt in every family of every shard."""
+    real = coverage.samples_due
+    monkeypatch.setattr(coverage, "samples_due", lambda seed, count: real(seed, count) + 1)
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))
+    row = found[P.COVERAGE_ARRIVAL.name]
+    assert row.outcome is Outcome.FAILS and "the sampling rule owes" in row.figure, row.figure
+
+
+def test_samples_due_follows_the_rule():
+    """The first ALWAYS_SAMPLED schedules, then gaps of at least one."""
+    assert [coverage.samples_due("s", c) for c in range(coverage.ALWAYS_SAMPLED + 1)] == [0, 1, 2, 3, 4]
+    due = [coverage.samples_due("s", c) for c in range(0, 20_000, 997)]
+    assert due == sorted(due) and 4 < due[-1] < 20_000 // 32
+
+
+def test_copies_numbered_otherwise_by_the_shared_unions_fail_the_arrival_row(monkeypatch):
+    """Copies numbered by two: each is still a distinct object and a set shows only first
+    deliveries, so every render agrees; the delivery log built with two re-deliveries shows it."""
+    real = unions.Leaves.singleton
+    monkeypatch.setattr(unions.Leaves, "singleton", lambda self, index, copy=0: real(self, index, 2 * copy))
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))
+    row = found[P.COVERAGE_ARRIVAL.name]
+    assert row.outcome is Outcome.FAILS and "built from other copies than their schedule's" in row.figure, row.figure
+    assert found[P.REDELIVERIES.name].outcome is Outcome.HOLDS
+
+
+def test_a_copy_comparison_blind_to_copies_is_reported_blind(monkeypatch):
+    """A comparison that reads indices only (copy numbers dropped) passes any numbering; its
+    control (each state against its sequence built from copies numbered one higher) is missed."""
+    real = coverage.arrival
+
+    def indices_only(b, leaves, state):
+        order, key = real(b, leaves, state)
+        return tuple(None if label is None else (label[0], 0) for label in order), key
+
+    monkeypatch.setattr(coverage, "arrival", indices_only)
+    seen = coverage.copies_as_scheduled(ReferenceBackend(), _objects())
+    assert seen.control.mismatched == 0 < seen.control.sampled
+    row = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))[P.COVERAGE_ARRIVAL.name]
+    assert row.outcome is Outcome.FAILS and "BLIND: the copy-numbering comparison saw 0 of" in row.figure, row.figure
+
+
+def _objects():
+    backend, u = ReferenceBackend(), select(["random"])[0]
+    return {i: backend.build(u.geometry, d) for i, d in enumerate(u.fragments)}
+
+
+def test_the_copy_numbering_control_builds_its_closed_form_and_sees_each_control():
+    seen = coverage.copies_as_scheduled(ReferenceBackend(), _objects())
+    assert seen.count == coverage.closed_forms(coverage.COPIES_ARITY, coverage.COPIES_EXTRA)["re-deliveries"] == 20
+    assert seen.mismatched == seen.off_schedule == 0
+    assert seen.control.mismatched == seen.control.off_schedule == seen.control.sampled == 20
+
+
+def test_a_re_delivery_of_the_original_object_fails_the_arrival_row(monkeypatch):
+    """Copy 1 handed out as the original object: both builds read the same objects, so they agree,
+    and a set shows first deliveries only; the deliveries' labels against the schedule's do not."""
+    real = unions.Leaves.fragment
+    monkeypatch.setattr(unions.Leaves, "fragment", lambda self, index, copy: real(self, index, 0 if copy == 1 else copy))
+    found = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))
+    row = found[P.COVERAGE_ARRIVAL.name]
+    assert row.outcome is Outcome.FAILS and "a copy that is another's object" in row.figure, row.figure
+    assert found[P.REDELIVERIES.name].outcome is Outcome.HOLDS
