@@ -2,12 +2,14 @@
 controls that prove, in the same run, that it could see (``gossip_controls``).
 
 Every exploration runs its canary (an order-by-arrival render the explorer must report, through
-the same search), its moves check (the search's state and transition counts on small
-configurations against an enumeration of the model written apart from it), counts every
-comparison due that it could not make (a state without its render digest), and, with a reduction
-on (symmetry, drop folding), the reductions' cross-check against the plain search on a small
-configuration; every merge the reduction makes during the search is proved to be a replica
-relabelling.  A control that fails names its instrument in
+the same search, with a copy of its trace that must not replay), its moves check (the search's
+state and transition counts on small configurations against an enumeration of the model written
+apart from it), counts every comparison due that it could not make (a state without its render
+digest; a control feeds the verdict such comparisons and requires them counted), checks the
+symmetry key on messages the replicas' signatures cannot tell apart, and cross-checks both
+reductions (symmetry alone, and with drop folding) against the plain search on a small
+configuration, whichever the run uses; every merge the reduction makes during the search is
+proved to be a replica relabelling.  A control that fails names its instrument in
 ``GossipResult.blind``, and the run's verdict is then unknown, never a pass."""
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from __future__ import annotations
 import time
 
 from modelcheck.backend import Backend, Universe
-from modelcheck.gossip_controls import canary, cross_check, moves_check, moves_differences
+from modelcheck.gossip_controls import (canary, cross_check, key_control, moves_check, moves_differences,
+                                        unrendered_control)
 from modelcheck.gossip_model import GossipConfig
 from modelcheck.gossip_search import CHECK_BATCH, GossipResult, search
 from spec import Progress, no_progress
@@ -51,11 +54,26 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
                             "that are not replica relabellings of each other")
         moves, representative = result.unproved_example or ([], [])
         result.details["unproved_merge"] = {"moves": moves, "representative_moves": representative}
-    if config.symmetry or config.fold_drops:
-        checked = cross_check(backend, universe, fair_exchange, config.fold_drops)
-        result.details["reduction_check"] = checked
+    counted = unrendered_control(universe)
+    result.details["unrendered_control"] = counted
+    if not counted["agree"]:
+        bad = next(c for c in counted["cases"] if not c["agree"])
+        result.blind.append(f"gossip verdict: a comparison fed without its renders ({bad['case']}) was not counted: "
+                            f"{bad['counted']} counted of {bad['due']} due"
+                            + (f", reported as a {bad['violation']} violation" if bad["violation"] else ""))
+    keyed = key_control()
+    result.details["key_control"] = keyed
+    if not keyed["agree"]:
+        result.blind.append("gossip symmetry reduction: its orbit key "
+                            + ("does not tell a four-cycle of messages from two two-cycles"
+                               if not keyed["cycles_told_apart"] else "tells a four-cycle from its own relabelling"))
+    # both reductions are cross-checked in every run, whichever the run uses: the run's own
+    # folding is the one the report prints
+    for fold in (config.fold_drops, not config.fold_drops):
+        checked = cross_check(backend, universe, fair_exchange, fold)
+        result.details["reduction_check" if fold == config.fold_drops else "reduction_check_other_folding"] = checked
         if not checked["agree"]:
-            names = " and ".join(n for n, on in (("symmetry", config.symmetry), ("drop folding", config.fold_drops)) if on)
+            names = "symmetry and drop folding" if fold else "symmetry"
             result.blind.append(f"gossip reductions ({names}): the reduced and plain searches disagree on "
                                 f"{CROSS_CHECK_TEXT} ({checked.get('why') or _differences(checked)})")
     result.details["folded_moves"] = result.folded_moves if config.fold_drops else None
