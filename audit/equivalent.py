@@ -414,7 +414,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/coverage.py:221:operator_augmented_assignment:9e16d430":
         "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
         "count = distinct + invalid + repeated, so any repeat already fails the cell whatever this count says",
-    "modelcheck/gossip.py:65:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
+    "modelcheck/gossip.py:83:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
     "modelcheck/gossip_search.py:122:operator_if_exp:8a0f5211":
         "the trace of a same-set violation also carries the fair exchange's moves after the violating state: the "
         "verdict, its depth and pair are the same, and the replay (run on the canary's trace in every exploration) "
@@ -456,11 +456,11 @@ EQUIVALENT: dict[str, str] = {
     "realstate/processes/soak/power.py:174:operator_name:4419bde6":
         "the power-loss model's work directory made without parents: check_put's caller made its parent",
     # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
-    "modelcheck/gossip_controls.py:37:operator_number:772cd8e1":
+    "modelcheck/gossip_controls.py:48:operator_number:772cd8e1":
         "the gossip canary's configuration with one bound one larger: the order-by-arrival render is still reported as the shallowest violation of each check at the depths expected, which the canary requires",
-    "modelcheck/gossip_controls.py:85:operator_name:93fa5105":
+    "modelcheck/gossip_controls.py:96:operator_name:93fa5105":
         "the canary's verdict for a universe of fewer than 2 fragments: every universe holds at least 6, so no input reaches it",
-    "modelcheck/gossip_controls.py:176:operator_keywords:fe15f490":
+    "modelcheck/gossip_controls.py:209:operator_keywords:fe15f490":
         "FragmentIndices numbering a fragment by the first other description: with the moves check's two fragments this swaps their numbers, a relabelling that changes no count",
     "modelcheck/gossip_search.py:64:operator_number:af2584e3":
         "GossipResult's default count of comparisons without renders: every search overwrites it with the verdict's count",
@@ -530,10 +530,6 @@ GAPS: dict[str, str] = {
     # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
     "modelcheck/coverage.py:212:operator_swap_op:90ba3384":
         "the from-scratch sampling thinned to the first schedules of each family per shard: every shard is still sampled, and no count holds the sample size to its expected value",
-    "modelcheck/gossip_controls.py:92:operator_swap_op:f9ccca90":
-        "the gossip canary's trace counted as replayed without replaying it: only a canary trace that does not replay (a second fault) shows it",
-    "modelcheck/gossip_controls.py:126:operator_swap_op:d4b2d252":
-        "the folded cross-check fed no plain states: only a --fold-drops run reaches it, which the audited check is not; tests/test_modelcheck_gossip_controls.py runs it",
     "modelcheck/order_checks.py:47:operator_swap_op:d7695067":
         "no head-swapped twin for two-head fragments: the engine-order check then lacks its tie case, and the expected count is computed with the same function",
     "modelcheck/shards.py:321:operator_augmented_assignment:50e7fcdc":
@@ -553,13 +549,6 @@ GAPS: dict[str, str] = {
     "modelcheck/instruments.py:160:operator_swap_op:60053344": _STRICTER_CANARY,
     "modelcheck/instruments.py:160:operator_number:388815d9": _STRICTER_CANARY,
     # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
-    "modelcheck/gossip_symmetry.py:100:operator_swap_op:67437388":
-        "the orbit key without its relabelled message list: on the audited configurations the replicas' "
-        "signatures already fix the message endpoints, so no two states merge wrongly; where they would, the merge "
-        "proofs report the run blind (a false alarm, never a pass)",
-    "modelcheck/gossip_verdict.py:121:operator_if_exp:067b0780":
-        "an exchanged state's missing digests no longer counted: the correct verdict renders every exchanged "
-        "state, so a second fault is needed to show",
     "modelcheck/order_checks.py:152:operator_remove_unary_ops:4983187f":
         "the engine-order check without the head-swapped twin: the expected count is computed with the same "
         "_with_twin, so the missing tie case does not show in a count",
@@ -573,9 +562,6 @@ GAPS: dict[str, str] = {
         "the BagMerge-witness row also holding when no cell has a witness: every bench run has witnesses, so only a "
         "BagMerge made order-independent (a second fault) shows it",
     # the instruments (canonmerge audit --targets instruments): weaknesses of the checkers themselves
-    "modelcheck/gossip_verdict.py:114:operator_swap_op:5b32db65":
-        "a same-set comparison with one side's digest missing counted only when both are: the correct verdict "
-        "fills every digest, so a second fault is needed to show; tests/test_gossip_reference.py pins it",
     "realstate/processes/soak/neighbour.py:203:operator_augmented_assignment:e166fea1":
         "the neighbour's verdict keeps only the last planted replica's violations: a run with every replica clean "
         "looks the same, so only a second fault (a guard broken in a replica judged before another) shows it; "
