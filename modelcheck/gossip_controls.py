@@ -106,11 +106,13 @@ def canary(backend: Backend, universe: Universe, symmetry: bool, fold_drops: boo
                                "trace_reproduces": replayed, "states": r.states, "seen": found}
         seen = seen and found
         if kind == "same-set" and r.kind == kind and r.violation is not None:
-            out["refused_copy"] = refused_copy(r.violation, bad)
-    refused = out.get("refused_copy", {}).get("refused", False)
+            out["refused_copy"] = refused_copy(r.violation, bad, depth)
+    copy = out.get("refused_copy", {"refused": False})
+    refused = copy["refused"]
     if seen and not refused:
-        out["why"] = ("with a trace of its own that replays: a copy of its same-set trace without its last move "
-                      "(no shallower state violates) replayed as a violation too")
+        out["why"] = ("with a trace of its own that replays: a copy of its same-set trace one move short (no "
+                      f"shallower state violates) was not refused ({copy['ops']} moves of {copy['expected_ops']}"
+                      + (", replayed as a violation too)" if copy["replays"] else ")"))
     out["seen"] = seen and refused
     return out
 
@@ -122,13 +124,15 @@ def _replays(trace: dict[str, Any] | None, backend: Backend) -> bool:
     return trace is not None and replay(trace, backend).reproduced
 
 
-def refused_copy(trace: dict[str, Any], backend: Backend) -> dict[str, Any]:
-    """The shallowest same-set violation's trace without its last move, through ``_replays``: it
-    must be refused, since the search found no violating state shallower (a copy is fed, so the
-    canary's own trace is left as the search wrote it)."""
+def refused_copy(trace: dict[str, Any], backend: Backend, depth: int) -> dict[str, Any]:
+    """The shallowest same-set violation's trace (``depth`` moves) without its last move, through
+    ``_replays``: it must be refused, since the search found no violating state shallower (a copy
+    is fed, so the canary's own trace is left as the search wrote it), and it must be that copy,
+    one move short, not some shorter prefix that would not replay whatever the search found."""
     copy = dict(trace, ops=trace["ops"][:-1])
     replays = _replays(copy, backend)
-    return {"ops": len(copy["ops"]), "replays": replays, "refused": not replays}
+    return {"ops": len(copy["ops"]), "expected_ops": depth - 1, "replays": replays,
+            "refused": not replays and len(copy["ops"]) == depth - 1}
 
 
 def cross_check(backend: Backend, universe: Universe, fair_exchange: bool, fold_drops: bool = False

@@ -34,6 +34,9 @@ BUGS = {
     "a canary trace counted as replayed without replaying": (
         controls, controls, "_replays", "trace is not None and replay(", "trace is not None or replay(",
         "gossip verdict: its canary (an order-by-arrival render) was not reported with a trace of its own"),
+    "a copy of the canary trace shorter than one move short": (
+        controls, controls, "refused_copy", 'ops=trace["ops"][:-1]', 'ops=trace["ops"][:+1]',
+        "gossip verdict: its canary (an order-by-arrival render) was not reported with a trace of its own"),
     "a pair with one digest missing compared": (
         gossip_verdict, gossip_verdict.Verdict, "first_violation", "if a[1] is None or b[1] is None:",
         "if a[1] is None and b[1] is None:", "gossip verdict: a comparison fed without its renders (one digest"),
@@ -54,7 +57,7 @@ BUGS = {
 def test_every_run_runs_the_controls_and_they_hold():
     r = explore(REF, TIES, SMALL)
     assert not r.blind
-    assert r.details["canary"]["refused_copy"] == {"ops": 5, "replays": False, "refused": True}
+    assert r.details["canary"]["refused_copy"] == {"ops": 5, "expected_ops": 5, "replays": False, "refused": True}
     assert [(c["due"], c["counted"]) for c in r.details["unrendered_control"]["cases"]] == [(1, 1), (1, 1), (3, 3)]
     assert r.details["key_control"]["agree"]
     assert r.details["reduction_check_other_folding"]["fold_drops"]
