@@ -460,7 +460,7 @@ EQUIVALENT: dict[str, str] = {
         "the gossip canary's configuration with one bound one larger: the order-by-arrival render is still reported as the shallowest violation of each check at the depths expected, which the canary requires",
     "modelcheck/gossip_controls.py:96:operator_name:93fa5105":
         "the canary's verdict for a universe of fewer than 2 fragments: every universe holds at least 6, so no input reaches it",
-    "modelcheck/gossip_controls.py:209:operator_keywords:fe15f490":
+    "modelcheck/gossip_controls.py:213:operator_keywords:fe15f490":
         "FragmentIndices numbering a fragment by the first other description: with the moves check's two fragments this swaps their numbers, a relabelling that changes no count",
     "modelcheck/gossip_search.py:64:operator_number:af2584e3":
         "GossipResult's default count of comparisons without renders: every search overwrites it with the verdict's count",
