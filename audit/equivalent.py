@@ -414,7 +414,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/coverage.py:221:operator_augmented_assignment:9e16d430":
         "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
         "count = distinct + invalid + repeated, so any repeat already fails the cell whatever this count says",
-    "modelcheck/gossip.py:83:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
+    "modelcheck/gossip.py:84:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
     "modelcheck/gossip_search.py:122:operator_if_exp:8a0f5211":
         "the trace of a same-set violation also carries the fair exchange's moves after the violating state: the "
         "verdict, its depth and pair are the same, and the replay (run on the canary's trace in every exploration) "
