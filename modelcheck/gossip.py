@@ -39,6 +39,16 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
     if not seen["seen"]:
         result.blind.append("gossip verdict: its canary (an order-by-arrival render) was not reported "
                             + (seen.get("why") or "as the shallowest violation of each check"))
+    copy = seen.get("refused_copy")
+    if copy is None:
+        result.blind.append("gossip replay: no same-set canary trace to refuse a copy of")
+    else:
+        if copy["replays"]:
+            result.blind.append("gossip replay: a copy of its canary's same-set trace one move short (no shallower "
+                                "state violates) replayed as a violation: the judgement passes traces it does not replay")
+        if copy["ops"] != copy["expected_ops"]:
+            result.blind.append(f"gossip replay: the copy of its canary's same-set trace refused was {copy['ops']} "
+                                f"moves, not {copy['expected_ops']} (one short)")
     if result.unrendered_comparisons:
         result.blind.append(f"gossip verdict: {result.unrendered_comparisons:,} comparison(s) due with a state "
                             "that has no render digest (not made)")
@@ -54,28 +64,29 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
                             "that are not replica relabellings of each other")
         moves, representative = result.unproved_example or ([], [])
         result.details["unproved_merge"] = {"moves": moves, "representative_moves": representative}
-    counted = unrendered_control(universe)
-    result.details["unrendered_control"] = counted
-    if not counted["agree"]:
-        bad = next(c for c in counted["cases"] if not c["agree"])
-        result.blind.append(f"gossip verdict: a comparison fed without its renders ({bad['case']}) was not counted: "
-                            f"{bad['counted']} counted of {bad['due']} due"
-                            + (f", reported as a {bad['violation']} violation" if bad["violation"] else ""))
-    keyed = key_control()
-    result.details["key_control"] = keyed
-    if not keyed["agree"]:
-        result.blind.append("gossip symmetry reduction: its orbit key "
-                            + ("does not tell a four-cycle of messages from two two-cycles"
-                               if not keyed["cycles_told_apart"] else "tells a four-cycle from its own relabelling"))
+    result.details["unrendered_control"] = cases = unrendered_control(universe)
+    for case in cases:
+        if case["counted"] != case["due"]:
+            result.blind.append(f"gossip verdict: comparisons fed without their renders ({case['case']}) were not all "
+                                f"counted: {case['counted']} counted of {case['due']} due")
+        if case["violation"] is not None:
+            result.blind.append(f"gossip verdict: a comparison fed without its renders ({case['case']}) was reported "
+                                f"as a {case['violation']} violation")
+    result.details["key_control"] = keyed = key_control()
+    if not keyed["cycles_told_apart"]:
+        result.blind.append("gossip symmetry reduction: its orbit key does not tell a four-cycle of messages from two "
+                            "two-cycles (every replica's signature the same)")
+    if not keyed["relabelling_merged"]:
+        result.blind.append("gossip symmetry reduction: its orbit key tells a four-cycle of messages from its own "
+                            "relabelling")
     # both reductions are cross-checked in every run, whichever the run uses (the report prints
     # the run's own); each is judged
     checks = {fold: cross_check(backend, universe, fair_exchange, fold) for fold in (False, True)}
     result.details["reduction_check"] = checks[config.fold_drops]
-    result.details["reduction_check_other_folding"] = checks[not config.fold_drops]
+    result.details["reduction_checks"] = {_REDUCTIONS[fold]: checked for fold, checked in checks.items()}
     for fold, checked in checks.items():
         if not checked["agree"]:
-            names = "symmetry and drop folding" if fold else "symmetry"
-            result.blind.append(f"gossip reductions ({names}): the reduced and plain searches disagree on "
+            result.blind.append(f"gossip reductions ({_REDUCTIONS[fold]}): the reduced and plain searches disagree on "
                                 f"{CROSS_CHECK_TEXT} ({checked.get('why') or _differences(checked)})")
     result.details["folded_moves"] = result.folded_moves if config.fold_drops else None
     result.details["unfolded_states"] = result.unfolded_states if config.fold_drops else None
@@ -87,6 +98,7 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
 
 
 CROSS_CHECK_TEXT = "3 replicas × 2 fragments, in-flight ≤ 1"
+_REDUCTIONS = {False: "symmetry", True: "symmetry and drop folding"}  # the cross-checks, by folding
 
 
 def _differences(checked: dict) -> str:
