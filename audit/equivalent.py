@@ -414,7 +414,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/coverage.py:221:operator_augmented_assignment:9e16d430":
         "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
         "count = distinct + invalid + repeated, so any repeat already fails the cell whatever this count says",
-    "modelcheck/gossip.py:84:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
+    "modelcheck/gossip.py:95:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
     "modelcheck/gossip_search.py:122:operator_if_exp:8a0f5211":
         "the trace of a same-set violation also carries the fair exchange's moves after the violating state: the "
         "verdict, its depth and pair are the same, and the replay (run on the canary's trace in every exploration) "
@@ -460,7 +460,7 @@ EQUIVALENT: dict[str, str] = {
         "the gossip canary's configuration with one bound one larger: the order-by-arrival render is still reported as the shallowest violation of each check at the depths expected, which the canary requires",
     "modelcheck/gossip_controls.py:96:operator_name:93fa5105":
         "the canary's verdict for a universe of fewer than 2 fragments: every universe holds at least 6, so no input reaches it",
-    "modelcheck/gossip_controls.py:213:operator_keywords:fe15f490":
+    "modelcheck/gossip_controls.py:206:operator_keywords:fe15f490":
         "FragmentIndices numbering a fragment by the first other description: with the moves check's two fragments this swaps their numbers, a relabelling that changes no count",
     "modelcheck/gossip_search.py:64:operator_number:af2584e3":
         "GossipResult's default count of comparisons without renders: every search overwrites it with the verdict's count",

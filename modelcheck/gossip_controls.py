@@ -333,7 +333,7 @@ def unrendered_control(universe: Universe) -> list[dict[str, Any]]:
             facts[r][1] = "rendered"
         found = verdict.first_violation([(node, facts)], "union", fair)
         cases.append({"case": name, "due": due, "counted": verdict.unrendered,
-                      "violation": found[1] if found else None})
+                      "violation": found and found[1]})
     return cases
 
 
