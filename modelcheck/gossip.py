@@ -71,7 +71,7 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
                                 f"counted: {case['counted']} counted of {case['due']} due")
         if case["violation"] is not None:
             result.blind.append(f"gossip verdict: a comparison fed without its renders ({case['case']}) was reported "
-                                f"as a {case['violation']} violation")
+                                f"as a {case['violation'][1]} violation")
     result.details["key_control"] = keyed = key_control()
     if not keyed["cycles_told_apart"]:
         result.blind.append("gossip symmetry reduction: its orbit key does not tell a four-cycle of messages from two "

@@ -315,7 +315,8 @@ UNRENDERED_MOVES = (("publish", 0), ("send", 0, 1), ("exchange", 0, 1))
 def unrendered_control(universe: Universe) -> list[dict[str, Any]]:
     """The verdict (``Verdict.first_violation``) fed comparisons without their renders, on
     ``Unrendering``: each must be counted in ``unrendered`` (``counted`` equal to ``due``) and
-    reported as no violation (``violation`` None); the explorer judges both.  The counts
+    reported as no violation (``violation``, what the verdict returned, None); the explorer judges
+    both.  The counts
     due are known from the construction: one pair holds equal sets (its two records unrendered,
     or one of them), and a fair exchange makes one state per replica, none rendered (the pair's
     records given equal digests, so only the exchange is due), so the expectation is no count
@@ -333,7 +334,7 @@ def unrendered_control(universe: Universe) -> list[dict[str, Any]]:
             facts[r][1] = "rendered"
         found = verdict.first_violation([(node, facts)], "union", fair)
         cases.append({"case": name, "due": due, "counted": verdict.unrendered,
-                      "violation": found and found[1]})
+                      "violation": found})
     return cases
 
 
