@@ -473,7 +473,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_verdict.py:53:operator_swap_op:b8499b6f":
         "the render-call count: " + _DISPLAY,
     "modelcheck/gossip_verdict.py:115:operator_augmented_assignment:37750d7b":
-        "the count of comparisons without a digest set to one instead of incremented: it is only tested for zero, and any such comparison makes it at least one either way",
+        "the count of comparisons without a digest set to one instead of incremented: a run's count is only tested for zero, and any such comparison makes it at least one either way; the unrendered control's pair cases each hold one pair, due exactly one",
     "modelcheck/instruments.py:231:operator_number:e644d917":
         "which unsampled shard the failing arrival row names in its figure: " + _DISPLAY,
     "modelcheck/order_checks.py:181:operator_augmented_assignment:5812c5fa":
@@ -511,6 +511,19 @@ EQUIVALENT: dict[str, str] = {
         "the key control's marks tuple one entry longer: the key reads one mark per configured replica (four), never the fifth",
     "modelcheck/gossip_controls.py:357:operator_number:d0e27bad":
         "the key control's messages carry snapshot mark 1 instead of 0: the same in every message of all three nodes, so every replica's signature is still the same in all three and only the endpoints tell them apart",
+    # a per-file sample of the gossip verdict and symmetry (audit --file F --sample 8 --seed 41)
+    "modelcheck/gossip_verdict.py:45:operator_number:9048bbe1":
+        "the render memo by state object never hits (the digest compared with the state): render() is called only for the union (once per search) and a counterexample trace's states, so the same digests come back for a render that is a function of the state; what differs is the renders figure in the JSON, and for a render that changes between calls (already a violation the batch renders report) a trace's recorded digest",
+    "modelcheck/gossip_verdict.py:99:operator_number:2d20d555":
+        "the first exchanged digest's index starting at 1: it is read only when the exchange is rendered, and then set to the jobs queued before it",
+    "modelcheck/gossip_verdict.py:120:operator_if_exp:23594aa5":
+        "the exchanged digests sliced even when no exchange was made: with a fair exchange the flush publishes every fragment at its home and every holder sends to every other, so no replica holds nothing after it and the exchange is always made (the branch is reached only by a model that loses a fragment)",
+    "modelcheck/gossip_verdict.py:121:operator_if_exp:2975699d":
+        "the exchanged states' missing digests counted even when no exchange was made: as for the slice above, a fair exchange always leaves every replica holding something, so the exchange is always made",
+    "modelcheck/gossip_symmetry.py:66:operator_number:bd595b75":
+        "the key of a node without messages writes 1 for every replica's sent count instead of 0: the same for every such node (the same order of replicas, the same equalities), and such keys still differ from every key of a node with messages at the message count written before the replicas (0 against at least 1)",
+    "modelcheck/gossip_symmetry.py:126:operator_number:fd68570b":
+        "the merge proofs' digests 17 bytes instead of 16: every digest compared is made by the same call, so a relabelling still gives an equal digest and another node a different one (a collision less likely still)",
 }
 
 _EMPTY_AXIS = ("m's shape check weakened for an empty token or head axis: such keys still fail (range() with step 0, "
