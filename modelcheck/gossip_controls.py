@@ -246,10 +246,14 @@ def moves_check(universe: Universe, fair_exchange: bool) -> dict[str, Any]:
                      "homes": list(c.homes) if c.homes else None, "fold_drops": fold, "search": got,
                      "reference": want, "violation": r.kind or None, "exhaustive": r.exhaustive,
                      "unrendered_comparisons": r.unrendered_comparisons, "reference_consistent": consistent}
-            entry["agree"] = (got == want and consistent and r.violation is None and r.exhaustive
-                              and not r.unrendered_comparisons)
+            # each requirement on its own, so that a weakened one is not hidden behind the others
+            entry["agree"] = all((got == want, consistent, r.violation is None, r.exhaustive,
+                                  not r.unrendered_comparisons))
             out["configurations"].append(entry)
             out["agree"] = out["agree"] and entry["agree"]
+    # every configuration checked plain and folded, in that order (a folding left out is no check)
+    folds = [e["fold_drops"] for e in out["configurations"]]
+    out["agree"] = out["agree"] and folds == [False, True] * len(MOVES_CHECK)
     out["bounded"] = bounded_check(backend, universe, fair_exchange)
     out["agree"] = out["agree"] and all(b["agree"] for b in out["bounded"])
     return out
@@ -278,7 +282,10 @@ def moves_differences(checked: dict[str, Any]) -> str:
     if "why" in checked:
         return checked["why"]
     bound = next((b for b in checked.get("bounded", []) if not b["agree"]), None)
-    if all(e["agree"] for e in checked["configurations"]) and bound is not None:
+    if all(e["agree"] for e in checked["configurations"]) and bound is None:
+        folds = ", ".join("folded" if e["fold_drops"] else "plain" for e in checked["configurations"])
+        return f"the configurations were not each checked plain and folded ({folds})"
+    if all(e["agree"] for e in checked["configurations"]):
         return (f"bounded by {bound['bound']} {bound['value']}: {bound['states']:,} states "
                 f"(reference {bound['reference_states']:,}), " + ("exhaustive" if bound["exhaustive"] else "bounded")
                 + (f", stopped at a {bound['violation']} violation" if bound["violation"] else ""))

@@ -106,3 +106,12 @@ def test_the_command_fails_naming_the_blind_instrument(name, tmp_path):
     assert "Traceback" not in out.stderr
     assert GOSSIP_ROWS <= failing_rows(out.stdout)
     assert any(b.startswith(BUGS[name][5]) for b in json.loads(out.stdout)["parts"][0]["data"]["gossip"]["blind"])
+
+
+def test_a_moves_check_that_leaves_out_the_folding_blinds_the_run(monkeypatch):
+    """Each configuration must be checked plain and folded: a check run plain twice is no check of folding."""
+    mutated = _mutated(controls, controls, "moves_check", "for fold in (False, True):", "for fold in (False, False):")
+    monkeypatch.setattr(gossip, "moves_check", mutated)
+    r = explore(REF, TIES, SMALL)
+    assert any(b.startswith("gossip moves:") and "not each checked plain and folded (plain, plain, plain, plain)" in b
+               for b in r.blind), r.blind
