@@ -501,15 +501,15 @@ EQUIVALENT: dict[str, str] = {
         "it never makes durable, whatever its temporary is called (a 17-character one reads as a foreign entry, "
         "which the store tolerates)",
     # the gossip explorer's controls that need no second fault: their own survivors
-    "modelcheck/gossip_controls.py:329:operator_number:c98ae8a1":
+    "modelcheck/gossip_controls.py:336:operator_number:c98ae8a1":
         "the unrendered control's one-digest case fills replica 1's record instead of replica 0's: the pair is (0, 1) either way, so one side of it is still missing, and the verdict's test is symmetric in the two",
-    "modelcheck/gossip_controls.py:356:operator_number:373fb706":
+    "modelcheck/gossip_controls.py:363:operator_number:373fb706":
         "the key control's replicas all marked 1 instead of 0: one mark for all four in all three nodes, so every replica's signature is still the same in all three and the keys relate as before",
-    "modelcheck/gossip_controls.py:356:operator_number:5d590c89":
+    "modelcheck/gossip_controls.py:363:operator_number:5d590c89":
         "the key control's nodes with fragment 1 published instead of 0, so fragment 0 waits at replica 0: the relabelled four-cycle (0 3 1 2) is also the first one relabelled by a rotation that fixes replica 0, and the two two-cycles still have signatures equal to the four-cycle's, replica by replica, so both relations are the same",
-    "modelcheck/gossip_controls.py:356:operator_number:c1f7a0e3":
+    "modelcheck/gossip_controls.py:363:operator_number:c1f7a0e3":
         "the key control's marks tuple one entry longer: the key reads one mark per configured replica (four), never the fifth",
-    "modelcheck/gossip_controls.py:357:operator_number:d0e27bad":
+    "modelcheck/gossip_controls.py:364:operator_number:d0e27bad":
         "the key control's messages carry snapshot mark 1 instead of 0: the same in every message of all three nodes, so every replica's signature is still the same in all three and only the endpoints tell them apart",
     # a per-file sample of the gossip verdict and symmetry (audit --file F --sample 8 --seed 41)
     "modelcheck/gossip_verdict.py:45:operator_number:9048bbe1":

@@ -253,7 +253,7 @@ def moves_check(universe: Universe, fair_exchange: bool) -> dict[str, Any]:
             out["agree"] = out["agree"] and entry["agree"]
     # every configuration checked plain and folded, in that order (a folding left out is no check)
     folds = [e["fold_drops"] for e in out["configurations"]]
-    out["agree"] = out["agree"] and folds == [False, True] * len(MOVES_CHECK)
+    out["agree"] = all((out["agree"], folds == [False, True] * len(MOVES_CHECK)))
     out["bounded"] = bounded_check(backend, universe, fair_exchange)
     out["agree"] = out["agree"] and all(b["agree"] for b in out["bounded"])
     return out
