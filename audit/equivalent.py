@@ -449,7 +449,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/coverage.py:309:operator_augmented_assignment:9e16d430":
         "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
         "count = distinct + invalid + repeated, so any repeat already fails the cell whatever this count says",
-    "modelcheck/gossip.py:65:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
+    "modelcheck/gossip.py:95:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
     "modelcheck/gossip_search.py:122:operator_if_exp:8a0f5211":
         "the trace of a same-set violation also carries the fair exchange's moves after the violating state: the "
         "verdict, its depth and pair are the same, and the replay (run on the canary's trace in every exploration) "
@@ -489,11 +489,11 @@ EQUIVALENT: dict[str, str] = {
     "realstate/processes/soak/power.py:174:operator_name:4419bde6":
         "the power-loss model's work directory made without parents: check_put's caller made its parent",
     # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
-    "modelcheck/gossip_controls.py:37:operator_number:772cd8e1":
+    "modelcheck/gossip_controls.py:48:operator_number:772cd8e1":
         "the gossip canary's configuration with one bound one larger: the order-by-arrival render is still reported as the shallowest violation of each check at the depths expected, which the canary requires",
-    "modelcheck/gossip_controls.py:85:operator_name:93fa5105":
+    "modelcheck/gossip_controls.py:96:operator_name:93fa5105":
         "the canary's verdict for a universe of fewer than 2 fragments: every universe holds at least 6, so no input reaches it",
-    "modelcheck/gossip_controls.py:176:operator_keywords:fe15f490":
+    "modelcheck/gossip_controls.py:206:operator_keywords:fe15f490":
         "FragmentIndices numbering a fragment by the first other description: with the moves check's two fragments this swaps their numbers, a relabelling that changes no count",
     "modelcheck/gossip_search.py:64:operator_number:af2584e3":
         "GossipResult's default count of comparisons without renders: every search overwrites it with the verdict's count",
@@ -506,7 +506,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_verdict.py:53:operator_swap_op:b8499b6f":
         "the render-call count: " + _DISPLAY,
     "modelcheck/gossip_verdict.py:115:operator_augmented_assignment:37750d7b":
-        "the count of comparisons without a digest set to one instead of incremented: it is only tested for zero, and any such comparison makes it at least one either way",
+        "the count of comparisons without a digest set to one instead of incremented: a run's count is only tested for zero, and any such comparison makes it at least one either way; the unrendered control's pair cases each hold one pair, due exactly one",
     "modelcheck/instruments.py:327:operator_number:e644d917":
         "which unsampled shard the failing arrival row names in its figure: " + _DISPLAY,
     "modelcheck/order_checks.py:204:operator_augmented_assignment:ee2b0e62":
@@ -548,6 +548,32 @@ EQUIVALENT: dict[str, str] = {
         "the temporary name of a wrong-order control (16 or 17 characters): each control is reported for the step "
         "it never makes durable, whatever its temporary is called (a 17-character one reads as a foreign entry, "
         "which the store tolerates)",
+    # the gossip explorer's controls that need no second fault: their own survivors
+    "modelcheck/gossip_controls.py:336:operator_number:c98ae8a1":
+        "the unrendered control's one-digest case fills replica 1's record instead of replica 0's: the pair is (0, 1) either way, so one side of it is still missing, and the verdict's test is symmetric in the two",
+    "modelcheck/gossip_controls.py:363:operator_number:373fb706":
+        "the key control's replicas all marked 1 instead of 0: one mark for all four in all three nodes, so every replica's signature is still the same in all three and the keys relate as before",
+    "modelcheck/gossip_controls.py:363:operator_number:5d590c89":
+        "the key control's nodes with fragment 1 published instead of 0, so fragment 0 waits at replica 0: the relabelled four-cycle (0 3 1 2) is also the first one relabelled by a rotation that fixes replica 0, and the two two-cycles still have signatures equal to the four-cycle's, replica by replica, so both relations are the same",
+    "modelcheck/gossip_controls.py:363:operator_number:c1f7a0e3":
+        "the key control's marks tuple one entry longer: the key reads one mark per configured replica (four), never the fifth",
+    "modelcheck/gossip_controls.py:364:operator_number:d0e27bad":
+        "the key control's messages carry snapshot mark 1 instead of 0: the same in every message of all three nodes, so every replica's signature is still the same in all three and only the endpoints tell them apart",
+    # a per-file sample of the gossip verdict and symmetry (audit --file F --sample 8 --seed 41)
+    "modelcheck/gossip_verdict.py:45:operator_number:9048bbe1":
+        "the render memo by state object never hits (the digest compared with the state): render() is called only for the union (once per search) and a counterexample trace's states, so the same digests come back for a render that is a function of the state; what differs is the renders figure in the JSON, and for a render that changes between calls (already a violation the batch renders report) a trace's recorded digest",
+    "modelcheck/gossip_verdict.py:99:operator_number:2d20d555":
+        "the first exchanged digest's index starting at 1: it is read only when the exchange is rendered, and then set to the jobs queued before it",
+    "modelcheck/gossip_verdict.py:120:operator_if_exp:23594aa5":
+        "the exchanged digests sliced even when no exchange was made: with a fair exchange the flush publishes every fragment at its home and every holder sends to every other, so no replica holds nothing after it and the exchange is always made (the branch is reached only by a model that loses a fragment)",
+    "modelcheck/gossip_verdict.py:121:operator_if_exp:2975699d":
+        "the exchanged states' missing digests counted even when no exchange was made: as for the slice above, a fair exchange always leaves every replica holding something, so the exchange is always made",
+    "modelcheck/gossip_symmetry.py:66:operator_number:bd595b75":
+        "the key of a node without messages writes 1 for every replica's sent count instead of 0: the same for every such node (the same order of replicas, the same equalities), and such keys still differ from every key of a node with messages at the message count written before the replicas (0 against at least 1)",
+    "modelcheck/gossip_symmetry.py:126:operator_number:fd68570b":
+        "the merge proofs' digests 17 bytes instead of 16: every digest compared is made by the same call, so a relabelling still gives an equal digest and another node a different one (a collision less likely still)",
+    "modelcheck/gossip.py:74:operator_number:fb40f952":
+        "the blind line of an unrendered comparison the verdict reported as a violation names the verdict's pair instead of its kind: the line is appended whatever it names (text only)",
 }
 
 _EMPTY_AXIS = ("m's shape check weakened for an empty token or head axis: such keys still fail (range() with step 0, "
@@ -571,23 +597,7 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
 # The two the sampled audit found are closed: Fragment equality is checked under C2 (curated case
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
-    # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
-    "modelcheck/gossip_controls.py:92:operator_swap_op:f9ccca90":
-        "the gossip canary's trace counted as replayed without replaying it: only a canary trace that does not replay (a second fault) shows it",
-    "modelcheck/gossip_controls.py:126:operator_swap_op:d4b2d252":
-        "the folded cross-check fed no plain states: only a --fold-drops run reaches it, which the audited check is not; tests/test_modelcheck_gossip_controls.py runs it",
-    # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
-    "modelcheck/gossip_symmetry.py:100:operator_swap_op:67437388":
-        "the orbit key without its relabelled message list: on the audited configurations the replicas' "
-        "signatures already fix the message endpoints, so no two states merge wrongly; where they would, the merge "
-        "proofs report the run blind (a false alarm, never a pass)",
-    "modelcheck/gossip_verdict.py:121:operator_if_exp:067b0780":
-        "an exchanged state's missing digests no longer counted: the correct verdict renders every exchanged "
-        "state, so a second fault is needed to show",
     # the instruments (canonmerge audit --targets instruments): weaknesses of the checkers themselves
-    "modelcheck/gossip_verdict.py:114:operator_swap_op:5b32db65":
-        "a same-set comparison with one side's digest missing counted only when both are: the correct verdict "
-        "fills every digest, so a second fault is needed to show; tests/test_gossip_reference.py pins it",
     "realstate/bench/structural.py:173:operator_swap_op:86346c32":
         "each structural control attached to the other rows than its own: with every control flagged (a correct run) "
         "only where the rows' details list them changes; with one unflagged (a second fault) other rows fail BLIND "

@@ -2,12 +2,14 @@
 controls that prove, in the same run, that it could see (``gossip_controls``).
 
 Every exploration runs its canary (an order-by-arrival render the explorer must report, through
-the same search), its moves check (the search's state and transition counts on small
-configurations against an enumeration of the model written apart from it), counts every
-comparison due that it could not make (a state without its render digest), and, with a reduction
-on (symmetry, drop folding), the reductions' cross-check against the plain search on a small
-configuration; every merge the reduction makes during the search is proved to be a replica
-relabelling.  A control that fails names its instrument in
+the same search, with a copy of its trace that must not replay), its moves check (the search's
+state and transition counts on small configurations against an enumeration of the model written
+apart from it), counts every comparison due that it could not make (a state without its render
+digest; a control feeds the verdict such comparisons and requires them counted), checks the
+symmetry key on messages the replicas' signatures cannot tell apart, and cross-checks both
+reductions (symmetry alone, and with drop folding) against the plain search on a small
+configuration, whichever the run uses; every merge the reduction makes during the search is
+proved to be a replica relabelling.  A control that fails names its instrument in
 ``GossipResult.blind``, and the run's verdict is then unknown, never a pass."""
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from __future__ import annotations
 import time
 
 from modelcheck.backend import Backend, Universe
-from modelcheck.gossip_controls import canary, cross_check, moves_check, moves_differences
+from modelcheck.gossip_controls import (canary, cross_check, key_control, moves_check, moves_differences,
+                                        unrendered_control)
 from modelcheck.gossip_model import GossipConfig
 from modelcheck.gossip_search import CHECK_BATCH, GossipResult, search
 from spec import Progress, no_progress
@@ -36,6 +39,16 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
     if not seen["seen"]:
         result.blind.append("gossip verdict: its canary (an order-by-arrival render) was not reported "
                             + (seen.get("why") or "as the shallowest violation of each check"))
+    copy = seen.get("refused_copy")
+    if copy is None:
+        result.blind.append("gossip replay: no same-set canary trace to refuse a copy of")
+    else:
+        if copy["replays"]:
+            result.blind.append("gossip replay: a copy of its canary's same-set trace one move short (no shallower "
+                                "state violates) replayed as a violation: the judgement passes traces it does not replay")
+        if copy["ops"] != copy["expected_ops"]:
+            result.blind.append(f"gossip replay: the copy of its canary's same-set trace refused was {copy['ops']} "
+                                f"moves, not {copy['expected_ops']} (one short)")
     if result.unrendered_comparisons:
         result.blind.append(f"gossip verdict: {result.unrendered_comparisons:,} comparison(s) due with a state "
                             "that has no render digest (not made)")
@@ -51,12 +64,29 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
                             "that are not replica relabellings of each other")
         moves, representative = result.unproved_example or ([], [])
         result.details["unproved_merge"] = {"moves": moves, "representative_moves": representative}
-    if config.symmetry or config.fold_drops:
-        checked = cross_check(backend, universe, fair_exchange, config.fold_drops)
-        result.details["reduction_check"] = checked
+    result.details["unrendered_control"] = cases = unrendered_control(universe)
+    for case in cases:
+        if case["counted"] != case["due"]:
+            result.blind.append(f"gossip verdict: comparisons fed without their renders ({case['case']}) were not all "
+                                f"counted: {case['counted']} counted of {case['due']} due")
+        if case["violation"] is not None:
+            result.blind.append(f"gossip verdict: a comparison fed without its renders ({case['case']}) was reported "
+                                f"as a {case['violation'][1]} violation")
+    result.details["key_control"] = keyed = key_control()
+    if not keyed["cycles_told_apart"]:
+        result.blind.append("gossip symmetry reduction: its orbit key does not tell a four-cycle of messages from two "
+                            "two-cycles (every replica's signature the same)")
+    if not keyed["relabelling_merged"]:
+        result.blind.append("gossip symmetry reduction: its orbit key tells a four-cycle of messages from its own "
+                            "relabelling")
+    # both reductions are cross-checked in every run, whichever the run uses (the report prints
+    # the run's own); each is judged
+    checks = {fold: cross_check(backend, universe, fair_exchange, fold) for fold in (False, True)}
+    result.details["reduction_check"] = checks[config.fold_drops]
+    result.details["reduction_checks"] = {_REDUCTIONS[fold]: checked for fold, checked in checks.items()}
+    for fold, checked in checks.items():
         if not checked["agree"]:
-            names = " and ".join(n for n, on in (("symmetry", config.symmetry), ("drop folding", config.fold_drops)) if on)
-            result.blind.append(f"gossip reductions ({names}): the reduced and plain searches disagree on "
+            result.blind.append(f"gossip reductions ({_REDUCTIONS[fold]}): the reduced and plain searches disagree on "
                                 f"{CROSS_CHECK_TEXT} ({checked.get('why') or _differences(checked)})")
     result.details["folded_moves"] = result.folded_moves if config.fold_drops else None
     result.details["unfolded_states"] = result.unfolded_states if config.fold_drops else None
@@ -68,6 +98,7 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
 
 
 CROSS_CHECK_TEXT = "3 replicas × 2 fragments, in-flight ≤ 1"
+_REDUCTIONS = {False: "symmetry", True: "symmetry and drop folding"}  # the cross-checks, by folding
 
 
 def _differences(checked: dict) -> str:

@@ -5,20 +5,29 @@
   through the same search (symmetry reduction as configured, render batching, verdict).  It must
   be reported as the shallowest violation of each check: equal sets rendering differently at
   depth 6 (both publish, both send, both deliver), and a fair exchange from the initial state not
-  converging.  A canary not seen means the explorer is blind.
+  converging.  Its same-set trace must replay, and a copy without its last move must not (no
+  shallower state violates): both go through one replay judgement, so a judgement that passes
+  a trace without replaying it is seen.  A canary not seen means the explorer is blind.
 - **Reduction cross-check**: on 3 replicas × 2 fragments, in-flight ≤ 1, the plain and the reduced
   searches run on the run's backend; their verdicts must agree, and (when all hold) the reduced
   state count must equal the number of orbits of the plain search's states, counted by brute
   force over every relabelling of the replicas that keeps the unpublished fragments' homes —
   apart from the reduction's own key; with drop folding (``gossip_model``), the folded states
   must be exactly the plain states with their dropped messages back in flight, and the plain
-  count the sum of their splits.
+  count the sum of their splits.  Every run cross-checks both (symmetry alone, and with drop
+  folding), whichever it uses, so the folded path is checked by default too.
 - **Moves check**: on two small configurations (3 replicas × 2 fragments, in-flight ≤ 1; 2 × 2,
   in-flight ≤ 2, both fragments published at replica 1), plain and with drop folding, the search
   runs on ``FragmentIndices`` (states are the sets they hold, so marks are one to one with sets)
   and its counts must equal ``gossip_reference``'s, an enumeration of the abstract model written
   apart from ``gossip_model``: states, transitions, depth, and with folding the drop moves not
-  taken and the unfolded state count (which must also be the plain enumeration's state count)."""
+  taken and the unfolded state count (which must also be the plain enumeration's state count).
+- **Unrendered comparisons**: the verdict fed, on a backend whose batch render returns nothing,
+  a same-set pair with both digests missing, with one missing, and a fair exchange; each must be
+  counted as not made (the counts due known from the construction), never passed or failed.
+- **Orbit key**: four replicas holding one state with four messages in flight, as a four-cycle,
+  that cycle relabelled, and two two-cycles: every replica's signature is the same in all three,
+  so only the message list the key writes tells the two-cycles apart, as it must."""
 
 from __future__ import annotations
 
@@ -29,8 +38,10 @@ from typing import Any
 
 from modelcheck.backend import Backend, FragmentDesc, Geometry, Universe
 from modelcheck import gossip_reference
-from modelcheck.gossip_model import GossipConfig, folded, splits
+from modelcheck.gossip_model import GossipConfig, GossipModel, Node, folded, splits
 from modelcheck.gossip_search import GossipResult, search
+from modelcheck.gossip_symmetry import Symmetry
+from modelcheck.gossip_verdict import Verdict
 from modelcheck.trace_replay import replay
 from spec import FragmentSet
 
@@ -89,13 +100,32 @@ def canary(backend: Backend, universe: Universe, symmetry: bool, fold_drops: boo
     seen = True
     for kind, depth in CANARY_EXPECTED.items():
         r = search(bad, universe, config, mutant=bad.mutant, fair_exchange=kind == "fair-exchange")
-        replayed = r.violation is not None and replay(r.violation, bad).reproduced
+        replayed = _replays(r.violation, bad)
         found = r.kind == kind and r.violation_depth == depth and replayed
         out["checks"][kind] = {"found": r.kind or "nothing", "depth": r.violation_depth, "expected_depth": depth,
                                "trace_reproduces": replayed, "states": r.states, "seen": found}
         seen = seen and found
+        if kind == "same-set" and r.kind == kind and r.violation is not None:
+            out["refused_copy"] = refused_copy(r.violation, bad, depth)
     out["seen"] = seen
     return out
+
+
+def _replays(trace: dict[str, Any] | None, backend: Backend) -> bool:
+    """Whether a canary trace replays as the violation it records: the one judgement the canary's
+    traces and their refused copy go through, so a judgement that passed a trace without
+    replaying it would pass the copy too, and be seen."""
+    return trace is not None and replay(trace, backend).reproduced
+
+
+def refused_copy(trace: dict[str, Any], backend: Backend, depth: int) -> dict[str, Any]:
+    """The shallowest same-set violation's trace (``depth`` moves) without its last move, through
+    ``_replays``: it must not replay, since the search found no violating state shallower (a copy
+    is fed, so the canary's own trace is left as the search wrote it), and it must be that copy,
+    one move short, not some shorter prefix that would not replay whatever the search found.
+    The explorer judges both (``gossip.explore``)."""
+    copy = dict(trace, ops=trace["ops"][:-1])
+    return {"ops": len(copy["ops"]), "expected_ops": depth - 1, "replays": _replays(copy, backend)}
 
 
 def cross_check(backend: Backend, universe: Universe, fair_exchange: bool, fold_drops: bool = False
@@ -216,10 +246,14 @@ def moves_check(universe: Universe, fair_exchange: bool) -> dict[str, Any]:
                      "homes": list(c.homes) if c.homes else None, "fold_drops": fold, "search": got,
                      "reference": want, "violation": r.kind or None, "exhaustive": r.exhaustive,
                      "unrendered_comparisons": r.unrendered_comparisons, "reference_consistent": consistent}
-            entry["agree"] = (got == want and consistent and r.violation is None and r.exhaustive
-                              and not r.unrendered_comparisons)
+            # each requirement on its own, so that a weakened one is not hidden behind the others
+            entry["agree"] = all((got == want, consistent, r.violation is None, r.exhaustive,
+                                  not r.unrendered_comparisons))
             out["configurations"].append(entry)
             out["agree"] = out["agree"] and entry["agree"]
+    # every configuration checked plain and folded, in that order (a folding left out is no check)
+    folds = [e["fold_drops"] for e in out["configurations"]]
+    out["agree"] = all((out["agree"], folds == [False, True] * len(MOVES_CHECK)))
     out["bounded"] = bounded_check(backend, universe, fair_exchange)
     out["agree"] = out["agree"] and all(b["agree"] for b in out["bounded"])
     return out
@@ -248,7 +282,10 @@ def moves_differences(checked: dict[str, Any]) -> str:
     if "why" in checked:
         return checked["why"]
     bound = next((b for b in checked.get("bounded", []) if not b["agree"]), None)
-    if all(e["agree"] for e in checked["configurations"]) and bound is not None:
+    if all(e["agree"] for e in checked["configurations"]) and bound is None:
+        folds = ", ".join("folded" if e["fold_drops"] else "plain" for e in checked["configurations"])
+        return f"the configurations were not each checked plain and folded ({folds})"
+    if all(e["agree"] for e in checked["configurations"]):
         return (f"bounded by {bound['bound']} {bound['value']}: {bound['states']:,} states "
                 f"(reference {bound['reference_states']:,}), " + ("exhaustive" if bound["exhaustive"] else "bounded")
                 + (f", stopped at a {bound['violation']} violation" if bound["violation"] else ""))
@@ -265,3 +302,66 @@ def moves_differences(checked: dict[str, Any]) -> str:
     where = (f"{bad['replicas']} replicas × {bad['fragments']} fragments, in-flight ≤ {bad['in_flight']}"
              + (", drops folded" if bad["fold_drops"] else ""))
     return f"{where}: " + "; ".join(([f"search vs reference: {fields}"] if fields else []) + other)
+
+
+class Unrendering(FragmentIndices):
+    """``FragmentIndices`` whose batch render returns no digest: every comparison the verdict is
+    fed on it is due without its renders."""
+
+    name = "fragment-indices-unrendered"
+
+    def render_digests(self, states: Sequence[frozenset[int]], base: int = 0) -> list[str]:
+        return []
+
+
+# a replica publishes fragment 0 and sends it to one other: two replicas hold one set, one holds nothing
+UNRENDERED_CONFIG = GossipConfig(replicas=3, fragments=1, in_flight=1)
+UNRENDERED_MOVES = (("publish", 0), ("send", 0, 1), ("exchange", 0, 1))
+
+
+def unrendered_control(universe: Universe) -> list[dict[str, Any]]:
+    """The verdict (``Verdict.first_violation``) fed comparisons without their renders, on
+    ``Unrendering``: each must be counted in ``unrendered`` (``counted`` equal to ``due``) and
+    reported as no violation (``violation``, what the verdict returned, None); the explorer judges
+    both.  The counts
+    due are known from the construction: one pair holds equal sets (its two records unrendered,
+    or one of them), and a fair exchange makes one state per replica, none rendered (the pair's
+    records given equal digests, so only the exchange is due), so the expectation is no count
+    the verdict makes."""
+    backend = Unrendering(universe)
+    model = GossipModel(backend, universe, UNRENDERED_CONFIG)
+    node, _ = model.run_actions(model.initial(), UNRENDERED_MOVES)
+    cases = []
+    for name, filled, fair, due in (("both digests missing", (), False, 1),
+                                    ("one digest missing", (0,), False, 1),
+                                    ("a fair exchange unrendered", (0, 1), True, UNRENDERED_CONFIG.replicas)):
+        verdict = Verdict(model)
+        facts = verdict.facts(node)
+        for r in filled:
+            facts[r][1] = "rendered"
+        found = verdict.first_violation([(node, facts)], "union", fair)
+        cases.append({"case": name, "due": due, "counted": verdict.unrendered,
+                      "violation": found})
+    return cases
+
+
+# four replicas holding one state, each sending it to one other: a four-cycle, the same cycle
+# relabelled (0 1 2 3 -> 2 0 3 1), and two two-cycles.  Every replica's signature (its state, what it
+# sends and is sent) is the same in all three, so only the messages' endpoints tell the third apart.
+KEY_CONFIG = GossipConfig(replicas=4, fragments=1, in_flight=4, symmetry=True)
+KEY_NODES = {"four-cycle": ((0, 1), (1, 2), (2, 3), (3, 0)),
+             "four-cycle relabelled": ((2, 0), (0, 3), (3, 1), (1, 2)),
+             "two two-cycles": ((0, 1), (1, 0), (2, 3), (3, 2))}
+
+
+def key_control() -> dict[str, Any]:
+    """The symmetry reduction's orbit key (``Symmetry.orbit_key``) on ``KEY_NODES``: equal for the
+    four-cycle and its relabelling, different for the two two-cycles (no relabelling maps a cycle
+    of four onto two of two), though every replica's signature is the same in all three.  The
+    explorer requires both."""
+    sym = Symmetry(KEY_CONFIG)
+    keys = {name: sym.orbit_key(Node((None,) * 4, (0,) * 4, frozenset({0}),
+                                     tuple(((s, d, 0), None) for s, d in pairs), ()))
+            for name, pairs in KEY_NODES.items()}
+    return {"relabelling_merged": keys["four-cycle"] == keys["four-cycle relabelled"],
+            "cycles_told_apart": keys["four-cycle"] != keys["two two-cycles"]}

@@ -37,7 +37,10 @@ def test_every_run_sees_its_canary_and_reports_it(symmetry):
     seen = r.details["canary"]
     assert seen["seen"] and {k: c["depth"] for k, c in seen["checks"].items()} == {"same-set": 6, "fair-exchange": 0}
     assert all(c["trace_reproduces"] for c in seen["checks"].values())
-    assert ("reduction_check" in r.details) == symmetry
+    # both reductions are cross-checked whichever the run uses
+    assert r.details["reduction_check"]["agree"] and not r.details["reduction_check"]["fold_drops"]
+    assert all(c["agree"] for c in r.details["reduction_checks"].values())
+    assert not seen["refused_copy"]["replays"] and seen["refused_copy"]["ops"] == 5
 
 
 def test_the_canary_is_an_order_by_arrival_render_the_plain_backend_passes():
@@ -92,7 +95,8 @@ def test_a_lossy_orbit_key_is_caught_in_the_search_and_by_the_cross_check(monkey
     assert r.unproved_merges > 0 and not r.details["reduction_check"]["agree"]
     example = r.details["unproved_merge"]  # the first: the moves to the node and to its representative
     assert example["moves"] and example["moves"] != example["representative_moves"]
-    assert sum("symmetry" in b for b in r.blind) == 2  # (its canary, reduced too, goes unseen)
+    # the merges, and both cross-checks (its canary, reduced too, goes unseen)
+    assert sum("symmetry" in b for b in r.blind) == 3
 
 
 # --- bugs planted in the source of a scratch copy, caught by the product's command -----------------
