@@ -49,6 +49,11 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
         if copy["ops"] != copy["expected_ops"]:
             result.blind.append(f"gossip replay: the copy of its canary's same-set trace refused was {copy['ops']} "
                                 f"moves, not {copy['expected_ops']} (one short)")
+    if result.violation is None:  # every state reached was checked once: the figure is held to that count
+        due = result.states if fair_exchange else 0
+        if result.fair_exchanges != due:
+            result.blind.append(f"gossip fair exchange: {result.fair_exchanges:,} exchange(s) counted, {due:,} due "
+                                f"(one per state reached{'' if fair_exchange else '; the check is off'})")
     if result.unrendered_comparisons:
         result.blind.append(f"gossip verdict: {result.unrendered_comparisons:,} comparison(s) due with a state "
                             "that has no render digest (not made)")

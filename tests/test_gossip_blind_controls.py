@@ -1,7 +1,7 @@
 """The gossip explorer's controls that need no second fault: a copy of the canary's trace that
-must not replay, comparisons fed to the verdict without their renders that must be counted, an
-orbit key that must tell apart messages the replicas' signatures cannot, and the folded
-reduction cross-checked in every run.  Each is shown to see the bug it is there for: the bug,
+must not replay, comparisons fed to the verdict without their renders that must be counted, a fair
+exchange counted for every state reached, an orbit key that must tell apart messages the
+replicas' signatures cannot, and the folded reduction cross-checked in every run.  Each is shown to see the bug it is there for: the bug,
 planted by the audit's own patch text, makes the exploration (in process) and ``canonmerge check``
 (on a scratch copy, ``-m audit``) report the explorer blind."""
 
@@ -14,6 +14,7 @@ import pytest
 
 import modelcheck.gossip as gossip
 import modelcheck.gossip_controls as controls
+import modelcheck.gossip_search as gossip_search
 import modelcheck.gossip_symmetry as gossip_symmetry
 import modelcheck.gossip_verdict as gossip_verdict
 from audit import Patch, ScratchCopy
@@ -49,6 +50,9 @@ BUGS = {
     "an orbit key without its message list": (
         gossip_symmetry, gossip_symmetry.Symmetry, "orbit", "chain.from_iterable(best or ())",
         "chain.from_iterable(best and ())", "gossip symmetry reduction: its orbit key does not tell"),
+    "fair exchanges counted by assignment (the last batch's only)": (
+        gossip_search, gossip_search, "_search", "result.fair_exchanges += checked if fair_exchange else 0",
+        "result.fair_exchanges = checked if fair_exchange else 0", "gossip fair exchange:"),
     "the folded cross-check fed no plain states": (
         controls, gossip, "cross_check", "for k in plain.reached or []}", "for k in plain.reached and []}",
         "gossip reductions (symmetry and drop folding): the reduced and plain searches disagree"),

@@ -20,6 +20,7 @@ from canonmerge.cli import main
 from realstate.processes.soak.neighbour import (
     EVERY_REPLICA,
     HEADER_THROUGH_LINK,
+    ODD_NESTED_STORE,
     LISTED_THEN_GONE,
     MISSING_STORE,
     ODD_MARKER,
@@ -35,7 +36,7 @@ JUDGE_FROM_STORES = Patch(  # the acknowledged set read back from the stores aft
     "    books = {r[\"replica\"]: set(r[\"ids\"]) for r in rows}\n")
 SMALL = ["--replicas", "2", "--s3-replicas", "0", "--agents", "2", "--fragments", "2", "--gossipers", "1",
          "--merges", "2", "--tokens", "4", "8", "--json"]
-NEIGHBOUR_CONTROLS = (MISSING_STORE, ODD_MARKER, EVERY_REPLICA, LISTED_THEN_GONE, HEADER_THROUGH_LINK)
+NEIGHBOUR_CONTROLS = (MISSING_STORE, ODD_MARKER, EVERY_REPLICA, LISTED_THEN_GONE, HEADER_THROUGH_LINK, ODD_NESTED_STORE)
 TINY = ["--replicas", "2", "--s3-replicas", "1", "--agents", "1", "--fragments", "3", "--gossipers", "1",
         "--merges", "4", "--faults", "7", "--tokens", "4", "16", "--max-seconds", "240"]
 

@@ -19,6 +19,7 @@ from realstate.processes.soak.neighbour import (
     LISTED_THEN_GONE,
     MISSING_STORE,
     ODD_MARKER,
+    ODD_NESTED_STORE,
     SEEN,
     with_controls,
 )
@@ -35,6 +36,7 @@ STOPS_AT_A_GONE_ENTRY = (_GONE.format("continue") + '                raise Forma
                          _GONE.format("break") + '                raise FormatError(where, "foreign entry"')
 HEADER_FOLLOWS_LINKS = ("read_header(self.path_of(cid), self.limits, follow_symlinks=False)",
                         "read_header(self.path_of(cid), self.limits, follow_symlinks=True)")
+NESTED_BY_LISTING_ONLY = ("if MARKER_NAME in files or os.path.lexists(", "if MARKER_NAME in files and os.path.lexists(")
 KEEPS_LAST = ('violations += [f"{replica}: {v}"', 'violations = [f"{replica}: {v}"')
 
 
@@ -54,7 +56,7 @@ def _fates(tmp_path: Path) -> dict[str, str]:
 def test_a_correct_store_and_verdict_see_every_control(tmp_path: Path) -> None:
     fates = _fates(tmp_path)
     assert fates == {name: SEEN for name in (MISSING_STORE, ODD_MARKER, EVERY_REPLICA, LISTED_THEN_GONE,
-                                             HEADER_THROUGH_LINK)}
+                                             HEADER_THROUGH_LINK, ODD_NESTED_STORE)}
     assert with_controls(CLEAN, fates) == {**CLEAN, "controls": fates}
     assert not (tmp_path / "controls" / "control-0" / "no-store-here").exists()
 
@@ -65,6 +67,7 @@ def test_a_correct_store_and_verdict_see_every_control(tmp_path: Path) -> None:
     pytest.param(neighbour, KEEPS_LAST, EVERY_REPLICA, id="verdict-keeps-the-last-replica"),
     pytest.param(directory, STOPS_AT_A_GONE_ENTRY, LISTED_THEN_GONE, id="clean-foreign-stops-at-a-gone-entry"),
     pytest.param(directory, HEADER_FOLLOWS_LINKS, HEADER_THROUGH_LINK, id="header-read-follows-links"),
+    pytest.param(directory, NESTED_BY_LISTING_ONLY, ODD_NESTED_STORE, id="nested-store-seen-by-listing-only"),
 ])
 def test_a_weakened_refusal_or_verdict_leaves_its_control_unseen(module: types.ModuleType, patch: tuple[str, str],
                                                                  control: str, tmp_path: Path,

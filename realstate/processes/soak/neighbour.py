@@ -53,9 +53,11 @@ blind (``with_controls``), so the soak's convergence row fails naming it:
   that entry in front) still removes the rest;
 - ``a header read through a link``: the store's fingerprint read from a listing taken before the
   neighbour swapped a fragment for a link (the store's own ``ids`` naming the planted link) is
-  refused because the entry is a symbolic link, never read through it.
+  refused because the entry is a symbolic link, never read through it;
+- ``a nested store whose marker is not a regular file``: ``clean --foreign`` keeps two foreign
+  directories holding an entry named like the marker that is a directory or a dangling link.
 
-The last two stand in for races a real run meets only by chance: the store code they run is
+The fourth and fifth stand in for races a real run meets only by chance: the store code they run is
 the real one; only the listing it works from is held still."""
 
 from __future__ import annotations
@@ -241,6 +243,7 @@ ODD_MARKER = "marker not a regular file"
 EVERY_REPLICA = "findings of every replica"
 LISTED_THEN_GONE = "an entry gone before clean --foreign reached it"
 HEADER_THROUGH_LINK = "a header read through a link"
+ODD_NESTED_STORE = "a nested store whose marker is not a regular file"
 NOT_REGULAR = "is not a small regular file"  # the refusal's reason the marker check gives
 SEEN = "seen"
 
@@ -306,6 +309,24 @@ def _listed_then_gone(where: Path) -> str:
     return SEEN
 
 
+def _odd_nested_store(where: Path) -> str:
+    """clean --foreign must keep a foreign directory holding anything named like a store's marker,
+    even a directory or a dangling link (a store being made, or a broken one): removing it could
+    remove a store someone else holds.  The neighbour's own nested store has a regular marker."""
+    store = DirectoryStore(where, create=True)
+    makers = (lambda marker: marker.mkdir(), lambda marker: marker.symlink_to(where / "nowhere"))
+    holders = []
+    for n, make in enumerate(makers):
+        inner = where / f"holder-{n}" / "inner"
+        inner.mkdir(parents=True)
+        make(inner / MARKER_NAME)
+        holders.append(str(where / f"holder-{n}"))
+    removed, kept = store.remove_foreign()
+    if (removed, sorted(w for w, _ in kept)) != ([], holders):  # one comparison, no part can drop out
+        return f"clean --foreign removed {removed[:3]} and kept {[w for w, _ in kept][:3]}, not both holders kept"
+    return SEEN
+
+
 def _header_through_link(where: Path, outsider: Fragment) -> str:
     where.mkdir(parents=True)
     replica = where / "replica"
@@ -326,7 +347,7 @@ def neighbour_controls(where: Path, outsider: Fragment) -> dict[str, str]:
     exist and lie outside every replica); ``outsider`` is a fragment no agent publishes."""
     controls = {MISSING_STORE: _missing_store, ODD_MARKER: _odd_markers,
                 EVERY_REPLICA: lambda w: _every_replica(w, outsider), LISTED_THEN_GONE: _listed_then_gone,
-                HEADER_THROUGH_LINK: lambda w: _header_through_link(w, outsider)}
+                HEADER_THROUGH_LINK: lambda w: _header_through_link(w, outsider), ODD_NESTED_STORE: _odd_nested_store}
     where.mkdir(parents=True)
     fates: dict[str, str] = {}
     for name, control in controls.items():
