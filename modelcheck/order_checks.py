@@ -217,10 +217,11 @@ class OrderChecks(UniverseSearch):
 
     def _built_from_desc(self, index: int) -> bool:
         """Whether the fragment object numbered ``index`` is the build of the description of that
-        number: the universe's own are by construction; an added twin is built again and compared
-        by content id (a held universe has no descriptions, and adds none)."""
-        if index < self.size:
-            return True
+        number, built again and compared by content id: an added twin, and the universe's own too
+        (a twin filed under an original's number replaces that original's object).  A held
+        universe has no descriptions, and adds none: its own are what it holds."""
+        if not self.descs:
+            return index < self.size
         if index >= len(self.descs) or index not in self.objects:
             return False
         again = self.backend.build(self.universe.geometry, self.descs[index])  # type: ignore[union-attr]

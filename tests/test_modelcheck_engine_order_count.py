@@ -81,3 +81,17 @@ def test_a_twin_filed_under_another_number_fails_the_row(monkeypatch):
     report = modelcheck.run(ReferenceBackend(), **SMALL, checks=[P.ENGINE_ORDER])
     row = {r.check: r for r in report.results}[P.ENGINE_ORDER.name]
     assert row.outcome is Outcome.FAILS and "fragments not built from their description" in row.details
+
+
+def test_a_twin_filed_under_an_originals_number_fails_the_row(monkeypatch):
+    """The twin numbered one before its place takes the last original's number and replaces its
+    object: the count still matches (the set is one larger), so only rebuilding the originals from
+    their descriptions shows it."""
+    from tests.test_gossip_reference import _mutated
+
+    planted = _mutated(order_checks, order_checks.OrderChecks, "_with_twin",
+                       "index = len(self.descs) - 1", "index = len(self.descs) - 2")
+    monkeypatch.setattr(order_checks.OrderChecks, "_with_twin", planted)
+    report = modelcheck.run(ReferenceBackend(), **SMALL, checks=[P.ENGINE_ORDER])
+    row = {r.check: r for r in report.results}[P.ENGINE_ORDER.name]
+    assert row.outcome is Outcome.FAILS, row.details
