@@ -168,14 +168,20 @@ BLIND_PREFIX = {"never publishes": "gossip moves:", "pair renders discarded": "g
                 "a depth-bounded search called exhaustive": "gossip moves:"}
 
 
-@pytest.mark.parametrize("name", PLANTS)
-def test_the_command_fails_naming_the_blind_instrument(name, tmp_path):
-    out = ScratchCopy(tmp_path).apply(PLANTS[name]).run(*COMMAND, timeout=900)
+def assert_command_names_blind(tmp_path, patch, prefix: str) -> None:
+    """``canonmerge check`` on a scratch copy with ``patch`` planted exits 1, both gossip rows
+    fail, and a blind line starts with ``prefix``."""
+    out = ScratchCopy(tmp_path).apply(patch).run(*COMMAND, timeout=900)
     assert out.returncode == 1, out.stderr[-2000:]
     assert "Traceback" not in out.stderr
     assert GOSSIP_ROWS <= failing_rows(out.stdout)
     blind = json.loads(out.stdout)["parts"][0]["data"]["gossip"]["blind"]
-    assert any(b.startswith(BLIND_PREFIX[name]) for b in blind)
+    assert any(b.startswith(prefix) for b in blind), blind
+
+
+@pytest.mark.parametrize("name", PLANTS)
+def test_the_command_fails_naming_the_blind_instrument(name, tmp_path):
+    assert_command_names_blind(tmp_path, PLANTS[name], BLIND_PREFIX[name])
 
 
 # --- the search's bounds ---------------------------------------------------------------------------
