@@ -655,6 +655,9 @@ EQUIVALENT: dict[str, str] = {
         "neighbour_verdict's own 'ok': the soak reads the verdict through with_controls, which sets 'ok' from "
         "the violations again; the controls read the violations",
     "realstate/processes/soak/neighbour.py:326:operator_number:b2900ce9": "how many removed entries a failing control's text lists",
+    "oracle/compare.py:53:operator_augmented_assignment:83fcd0b4":
+        "the layout's findings assigned instead of added: the list is empty on that line (any finding of the "
+        "header fields returns just before it), so both give the same list",
 }
 
 
@@ -697,9 +700,6 @@ GAPS: dict[str, str] = {
         "the --only selection ignored inside a shard: verify and the audited check never pass --only",
     "modelcheck/universe_search.py:58:operator_if_exp:94492b4b":
         "a selection always read (None would fail): every caller passes one",
-    "oracle/compare.py:53:operator_augmented_assignment:83fcd0b4":
-        "the layout's findings replacing the tensors' (a byte mismatch with a right layout passes): the oracle "
-        "row's controls change the layout only",
     "realstate/processes/soak/judge.py:38:operator_swap_op:fd9d48dc":
         "a replica's verify_ok true when either the store verifies or no temporary is left: no soak control "
         "corrupts a stored fragment, so a corrupt replica without temporaries would pass",
