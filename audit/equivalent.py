@@ -658,6 +658,11 @@ EQUIVALENT: dict[str, str] = {
     "oracle/compare.py:53:operator_augmented_assignment:83fcd0b4":
         "the layout's findings assigned instead of added: the list is empty on that line (any finding of the "
         "header fields returns just before it), so both give the same list",
+    "realstate/processes/soak/judge.py:38:operator_swap_op:fd9d48dc":
+        "verify_ok as 'verifies or no temporary left': the line is reached only after every listed fragment was "
+        "read, validated and rendered together (a corrupt fragment or another fingerprint makes the row an error "
+        "first), so the store verifies there; the two differ only with temporaries left, which the convergence "
+        "row refuses on its own (left == 0 in realstate/processes/soak/outcome.py)",
 }
 
 
@@ -701,9 +706,6 @@ GAPS: dict[str, str] = {
         "the --only selection ignored inside a shard: verify and the audited check never pass --only",
     "modelcheck/universe_search.py:58:operator_if_exp:94492b4b":
         "a selection always read (None would fail): every caller passes one",
-    "realstate/processes/soak/judge.py:38:operator_swap_op:fd9d48dc":
-        "a replica's verify_ok true when either the store verifies or no temporary is left: no soak control "
-        "corrupts a stored fragment, so a corrupt replica without temporaries would pass",
     "realstate/processes/soak/power.py:124:operator_name:6cc8860a":
         "the power-loss model dropping the renamed branch of a rename not yet durable: the three planted wrong "
         "orders are still caught by other crash states, so fewer states are judged unseen",
