@@ -355,6 +355,20 @@ def _arrival_row(cells: Sequence[Cell], merged: Merged, out: Judged) -> None:
                                                "controls_seen": (copies.control or Seen()).mismatched}}
 
 
+def _tallies_off(merged: Merged, cells: Sequence[Cell], families: Sequence[Check]) -> list[str]:
+    """Each family's checked figure (its row's tally, what the run reports) against the sum of
+    its real cells' closed forms: the cells hold the watcher's counts, so a tally that counts
+    otherwise would report a figure no count holds."""
+    off = []
+    for family in families:
+        due = sum(c.closed for c in cells if not c.canary and c.unit == UNITS[family])
+        checked = merged.tallies[family].checked if family in merged.tallies else None
+        if checked != due:
+            off.append(f"{family.name}: {checked if checked is not None else 'no'} {UNITS[family]} in its tally, "
+                       f"closed form {due:,}")
+    return off
+
+
 def judge(merged: Merged, universes: Sequence[Universe], max_arity: int, redeliveries: int,
           families: Sequence[Check], bag_orders: bool) -> Judged:
     """The instrument rows of a run whose C3 ``families`` ran (none when none ran);
@@ -368,7 +382,7 @@ def judge(merged: Merged, universes: Sequence[Universe], max_arity: int, redeliv
     cells = _cells(merged, universes, max_arity, redeliveries, families)
     off = [c for c in cells if not c.exact]
     bag_wrong, canary_data[canaries.BAG] = _bag_counts(merged, universes, max_arity, bag_orders)
-    unjudged = _unjudged(merged, cells) + bag_wrong
+    unjudged = _unjudged(merged, cells) + bag_wrong + _tallies_off(merged, cells, families)
     total = sum(c.closed for c in cells)
     figure = (f"{len(cells)} counts (universe x N x family, canaries included) = closed form; "
               f"{total:,} schedules" if not off and not unjudged else

@@ -285,3 +285,16 @@ def test_a_re_delivery_of_the_original_object_fails_the_arrival_row(monkeypatch)
     row = found[P.COVERAGE_ARRIVAL.name]
     assert row.outcome is Outcome.FAILS and "a copy that is another's object" in row.figure, row.figure
     assert found[P.REDELIVERIES.name].outcome is Outcome.HOLDS
+
+
+def test_a_c3_tally_that_counts_otherwise_than_its_cells_fails_the_coverage_row(monkeypatch):
+    """The checked figure each C3 row reports is held to its cells' closed forms: a tally that
+    subtracts what it checked (the figure alone, every schedule still rendered) is seen."""
+    from modelcheck import order_checks
+    from tests.test_gossip_reference import _mutated
+
+    planted = _mutated(order_checks, order_checks.OrderChecks, "c3", "tally.checked += count", "tally.checked -= count")
+    monkeypatch.setattr(order_checks.OrderChecks, "c3", planted)
+    report = modelcheck.run(ReferenceBackend(), **SMALL, workers=1)
+    row = {r.check: r for r in report.results}[P.COVERAGE_COUNTS.name]
+    assert row.outcome is Outcome.FAILS and "in its tally, closed form" in row.figure, row.figure
