@@ -1,0 +1,51 @@
+"""The check and soak controls that close the instruments audit's last gaps, each planted in the
+source of a scratch copy and caught by the product's own command (``canonmerge check`` or
+``canonmerge soak``).  Product runs, so they run with ``-m audit``; the in-process unit tests
+beside each control (tests/test_modelcheck_instruments.py, tests/test_modelcheck_engine_order_count.py,
+tests/test_soak_neighbour_controls.py) plant the same text."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from audit.scratch import Patch, ScratchCopy
+from modelcheck import properties as P
+from tests.audit_helpers import failing_rows
+from tests.test_soak import SMALL
+
+CHECK = ("check", "--universe", "ties", "--max-arity", "3", "--no-gossip", "--workers", "1", "--json")
+PLANTS = {
+    "a C3 tally that subtracts what it checked": (
+        Patch("modelcheck/order_checks.py", "            tally.checked += count\n            tally.seconds",
+              "            tally.checked -= count\n            tally.seconds"),
+        ("C3", P.COVERAGE_COUNTS.name)),
+    "a twin filed under the last original's number": (
+        Patch("modelcheck/order_checks.py", "index = len(self.descs) - 1", "index = len(self.descs) - 2"),
+        ("C3", P.ENGINE_ORDER.name)),
+}
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("name", PLANTS)
+def test_canonmerge_check_catches_the_planted_instrument(name: str, tmp_path) -> None:
+    patch, row = PLANTS[name]
+    out = ScratchCopy(tmp_path).apply(patch).run(*CHECK, timeout=600)
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr
+    assert row in failing_rows(out.stdout)
+
+
+@pytest.mark.audit
+def test_canonmerge_soak_catches_a_nested_store_seen_by_its_listing_only(tmp_path) -> None:
+    patch = Patch("realstate/exchange/stores/directory.py", "if MARKER_NAME in files or os.path.lexists(",
+                  "if MARKER_NAME in files and os.path.lexists(")
+    out = ScratchCopy(tmp_path / "scratch").apply(patch).run("soak", *SMALL, "--faults", "1", "--fault",
+                                                             "hostile-neighbour", timeout=600)
+    assert out.returncode == 1, out.stderr[-2000:]
+    rows = {r["check"]: r for r in json.loads(out.stdout)["parts"][0]["results"]}
+    converge = rows["soak: real processes converge under faults"]
+    assert converge["outcome"] == "fails"
+    assert any("a nested store whose marker is not a regular file" in v
+               for v in converge["details"]["neighbour"]["violations"])
