@@ -151,6 +151,35 @@ def test_the_small_renders_kernel_compiled_no_fused_multiply_add(dtype):
         assert listing_fmas({"fastmath": True})
 
 
+@pytest.mark.parametrize("dtype", fused.DTYPES)
+def test_the_small_renders_kernel_called_by_address_compiled_no_fused_multiply_add(dtype, monkeypatch):
+    """``rotate_rows`` calls the in-place kernel through a compiled wrapper that views the buffer
+    at its address: the kernel compiled into that wrapper must hold separate multiplies and adds
+    too (the wrapper compiled afresh around the product's kernel; as control, around that kernel
+    compiled with fast-math, where the same search finds them)."""
+    import numba
+
+    wrapper, ieee_half = fused._ROW_KERNELS_AT[dtype]
+    options = {k: v for k, v in wrapper.targetoptions.items() if k not in ("cache", "nopython")}
+
+    def listing_fmas() -> list[str]:
+        keys = adversarial_keys(dtype, (2, 1, 4, HEAD_DIM), 1)
+        table = rope._delta_table(INV_FREQ, 5, keys.device)
+        cos = table[0].expand(4, HEAD_DIM).contiguous().numpy()
+        sin = table[1].expand(4, HEAD_DIM).contiguous().numpy()
+        compiled = numba.njit(**options)(wrapper.py_func)
+        compiled(keys.data_ptr(), 2, 4, HEAD_DIM, np.array([[1, 4]], dtype=np.int64), cos, sin, ieee_half)
+        listings = list(compiled.inspect_asm().values())
+        assert listings and all(re.search(r"\bv?mul[sp]s", asm) for asm in listings), "not the kernel's listing"
+        return [m for asm in listings for m in re.findall(r"\bv?f(?:n)?m(?:add|sub)\w*", asm)]
+
+    assert not listing_fmas()
+    if _host_has_fma():
+        inner = fused._ROW_KERNELS[dtype][0]
+        monkeypatch.setattr(fused, inner.py_func.__name__, numba.njit(fastmath=True)(inner.py_func))
+        assert listing_fmas()
+
+
 def _host_has_fma() -> bool:
     try:
         with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:

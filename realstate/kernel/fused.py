@@ -22,7 +22,6 @@ parallel loops).  Compiled on first use (about 2 s), cached on disk."""
 
 from __future__ import annotations
 
-import ctypes
 import threading
 from collections.abc import Sequence
 
@@ -164,6 +163,29 @@ def _rotate_rows_float32(buf, runs, cos, sin, _):  # type: ignore[no-untyped-def
                     buf[b, t, j + half] = _quiet(k2 * cos[t, j + half] + k1 * sin[t, j + half])
 
 
+@intrinsic
+def _pointer(typingctx, address, element):  # type: ignore[no-untyped-def]
+    """``address`` (an int64) as a pointer to ``element``'s type (a zero of that type names it)."""
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.inttoptr(args[0], context.get_value_type(signature.return_type))
+    return types.CPointer(element)(types.int64, element), codegen
+
+
+@_kernel
+def _rotate_rows_at_16bit(address, blocks, tokens, head_dim, runs, cos, sin, ieee_half):  # type: ignore[no-untyped-def]
+    """``_rotate_rows_16bit`` on the [B, T, D] buffer at ``address``: viewed inside the compiled
+    code, where the numpy view of it costs three Python calls per render."""
+    buf = numba.carray(_pointer(address, np.uint16(0)), (blocks, tokens, head_dim))
+    _rotate_rows_16bit(buf, runs, cos, sin, ieee_half)
+
+
+@_kernel
+def _rotate_rows_at_float32(address, blocks, tokens, head_dim, runs, cos, sin, ieee_half):  # type: ignore[no-untyped-def]
+    """``_rotate_rows_at_16bit`` for a float32 buffer."""
+    buf = numba.carray(_pointer(address, np.float32(0)), (blocks, tokens, head_dim))
+    _rotate_rows_float32(buf, runs, cos, sin, ieee_half)
+
+
 def _hardware_half() -> bool:
     """Whether numba compiles for a CPU with F16C (without it, LLVM would call helper routines
     for half precision that numba's JIT may not link)."""
@@ -176,9 +198,12 @@ _KERNELS = {torch.bfloat16: (_rotate_16bit, np.uint16, False), torch.float32: (_
 # the same for the in-place kernel small renders rotate with
 _ROW_KERNELS = {torch.bfloat16: (_rotate_rows_16bit, np.uint16, False),
                 torch.float32: (_rotate_rows_float32, np.float32, False)}
+# the same kernels, called with the buffer's address (what ``rotate_rows`` calls)
+_ROW_KERNELS_AT = {torch.bfloat16: (_rotate_rows_at_16bit, False), torch.float32: (_rotate_rows_at_float32, False)}
 if _hardware_half():
     _KERNELS[torch.float16] = (_rotate_16bit, np.uint16, True)
     _ROW_KERNELS[torch.float16] = (_rotate_rows_16bit, np.uint16, True)
+    _ROW_KERNELS_AT[torch.float16] = (_rotate_rows_at_16bit, True)
 DTYPES = tuple(_KERNELS)
 
 
@@ -236,17 +261,17 @@ def rotate_rows(dest: torch.Tensor, runs: np.ndarray, cos: np.ndarray, sin: np.n
     (int64 [R, 2]) along the token axis, row t by the angles whose float32 cos and sin are
     ``cos[t]`` and ``sin[t]`` ([T, D]).  What small renders use: one call for the whole render,
     after the keys were concatenated in place (``realstate.kernel.rope.render_keys``)."""
-    kernel, element, ieee_half = _ROW_KERNELS[dest.dtype]
-    kernel(_rows(dest, element), runs, cos, sin, ieee_half)
+    kernel, ieee_half = _ROW_KERNELS_AT[dest.dtype]
+    layers, heads, tokens, head_dim = dest.shape
+    kernel(_address(dest), layers * heads, tokens, head_dim, runs, cos, sin, ieee_half)
 
 
-def _rows(t: torch.Tensor, as_type: type) -> np.ndarray:
-    """``t`` [L, H, T, D] as a numpy [L·H, T, D] view of its bytes read as ``as_type``, for the
-    kernel to write into where they lie: straight from the data pointer (the caller holds ``t``),
-    one call where torch's view, its numpy bridge and numpy's view make three, a microsecond of a
-    tiny render.  Only a contiguous CPU buffer can be viewed so (``render_keys`` hands over its
-    fresh concatenation); anything else is refused rather than rotated in a copy."""
+def _address(t: torch.Tensor) -> int:
+    """Where ``t``'s bytes start, for the kernel to view them as [L·H, T, D] and write into them
+    where they lie (the caller holds ``t``): one call, where torch's view, its numpy bridge and
+    numpy's view make three, a microsecond of a tiny render.  Only a contiguous CPU buffer can be
+    read so (``render_keys`` hands over its fresh concatenation); anything else is refused rather
+    than rotated in a copy."""
     if not (t.is_cpu and t.is_contiguous()):
         raise ValueError("rotate_rows rotates a contiguous CPU tensor where it lies")
-    flat = np.frombuffer((ctypes.c_char * t.nbytes).from_address(t.data_ptr()), as_type)
-    return flat.reshape(-1, t.shape[2], t.shape[3])
+    return t.data_ptr()
