@@ -117,6 +117,10 @@ class _Prepared(NamedTuple):
     total: int
 
 
+# a _Prepared made by tuple's own constructor, as a Placement is (one per render)
+_new_prepared = tuple.__new__
+
+
 def _prepare(placements: Sequence[Placement], base: int, reencode: bool) -> _Prepared:
     """One pass over the layout (a tiny render's cost is mostly such passes): the fingerprint
     object compared first (equal fingerprints are almost always one object), devices compared
@@ -144,7 +148,7 @@ def _prepare(placements: Sequence[Placement], base: int, reencode: bool) -> _Pre
         if any(k.device != device for k in sources):  # rare: gather on the first fragment's device
             sources = [k.to(device) for k in sources]
             values = [v.to(device) for v in values]
-    return _Prepared(fp, list(placements), sources, values, tuple(spans), total)
+    return _new_prepared(_Prepared, (fp, list(placements), sources, values, tuple(spans), total))
 
 
 def render_layout(placements: Sequence[Placement], base: int, engine: Engine = CANONICAL,
@@ -159,7 +163,7 @@ def render_layout(placements: Sequence[Placement], base: int, engine: Engine = C
     fp = p.fingerprint
     with limited(p.total * fp.layers * fp.kv_heads * fp.head_dim):
         keys = batched(p.sources, p.spans, engine.frequencies(fp), chunk_elements=engine.chunk_elements,
-                       fused=engine.fused, threads=engine.threads)
+                       fused=engine.fused, threads=engine.threads, tokens=p.total)
         return Rendered(fp, base, keys, torch.cat(p.values, dim=2), p.placements)
 
 
@@ -209,7 +213,7 @@ def _write_batch(batch: list[_Prepared], base: int, engine: Engine,
     inv_freq = engine.frequencies(fp)
     if len(batch) == 1:  # a render too large to share its calls, or alone in its group
         keys = batched(first.sources, first.spans, inv_freq, chunk_elements=engine.chunk_elements,
-                       fused=engine.fused, threads=engine.threads)
+                       fused=engine.fused, threads=engine.threads, tokens=first.total)
         return [Rendered(fp, base, keys, torch.cat(first.values, dim=2), first.placements)]
     count = len(batch)
     stacked = [torch.stack(column).flatten(0, 1) for column in zip(*(p.sources for p in batch))]

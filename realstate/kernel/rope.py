@@ -167,18 +167,20 @@ def _build_row_plan(inv_freq: tuple[float, ...], spans: _Spans) -> _RowPlan:
 
 
 def render_keys(sources: Sequence[torch.Tensor], spans: _Spans, inv_freq: Sequence[float],
-                chunk_elements: int | None = None, fused: bool = True, threads: int | None = None
-                ) -> torch.Tensor:
+                chunk_elements: int | None = None, fused: bool = True, threads: int | None = None,
+                tokens: int | None = None) -> torch.Tensor:
     """The keys of a render: ``sources[i]`` ([L, H, n_i, D]) laid back to back along the token
     axis, each rotated by its δ from ``spans[i] = (n_i, δ_i)``.  The sources come from validated
     fragments of one fingerprint (``render_layout`` checks that), so they are not checked again.
     ``chunk_elements`` (default ``CHUNK_ELEMENTS``) is where the chunked path starts: the bytes
     are the same either way, and a small value lets tiny inputs drive the large-render path.
     ``fused`` lets that path use the compiled kernel where it applies (else torch's operations),
-    which splits the work between ``threads`` (default: torch's thread count)."""
+    which splits the work between ``threads`` (default: torch's thread count).  ``tokens``, the
+    spans' total where the caller has it already, saves summing them again."""
     first = sources[0]
     layers, heads, _, head_dim = first.shape
-    tokens = sum([n for n, _ in spans])
+    if tokens is None:
+        tokens = sum([n for n, _ in spans])
     frequencies = tuple(inv_freq)
     chunk = CHUNK_ELEMENTS if chunk_elements is None else chunk_elements
     elements = layers * heads * tokens * head_dim
