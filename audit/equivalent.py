@@ -94,67 +94,67 @@ _CELL_LABEL = ("the label of a bench cell that fails a structural row: built onl
                "mutant raises instead of reporting, never a pass); the correct product has none")
 
 EQUIVALENT: dict[str, str] = {
-    "realstate/kernel/rope.py:312:operator_remove_unary_ops:ba006eb1":
+    "realstate/kernel/rope.py:314:operator_remove_unary_ops:ba006eb1":
         "_store_rounded's device test only decides whether the NaN test is asked before the canonical-NaN "
         "fill: a float32 sum is NaN whenever one of its terms is, so the fill still runs wherever a NaN "
         "is, on every device, and writes the same bits",
-    "realstate/kernel/fused.py:171:operator_keywords:c84a718d": _HALF_TEST,
-    "realstate/kernel/fused.py:171:operator_name:f125f303": _HALF_TEST,
-    "realstate/kernel/fused.py:171:operator_swap_op:2d1bb49b": _HALF_TEST,
-    "realstate/kernel/fused.py:171:operator_swap_op:939a72bb": _HALF_TEST,
-    "realstate/kernel/fused.py:171:operator_swap_op:f9ad63a0": _HALF_TEST,
-    "realstate/kernel/fused.py:175:operator_name:d2fa31b0": "the float32 kernel's IEEE-half flag, which it never reads",
-    "realstate/kernel/fused.py:187:operator_keywords:8ed86946": _KERNEL_PATH + " (every float dtype has a kernel here, so "
+    "realstate/kernel/fused.py:193:operator_keywords:c84a718d": _HALF_TEST,
+    "realstate/kernel/fused.py:193:operator_name:f125f303": _HALF_TEST,
+    "realstate/kernel/fused.py:193:operator_swap_op:2d1bb49b": _HALF_TEST,
+    "realstate/kernel/fused.py:193:operator_swap_op:939a72bb": _HALF_TEST,
+    "realstate/kernel/fused.py:193:operator_swap_op:f9ad63a0": _HALF_TEST,
+    "realstate/kernel/fused.py:197:operator_name:d2fa31b0": "the float32 kernel's IEEE-half flag, which it never reads",
+    "realstate/kernel/fused.py:212:operator_keywords:8ed86946": _KERNEL_PATH + " (every float dtype has a kernel here, so "
                                                           "the inverted test sends them all to torch's path)",
-    "realstate/kernel/fused.py:187:operator_swap_op:8110d4a2": _KERNEL_PATH + " (realstate.kernel.rope.fused_kernel returns None "
+    "realstate/kernel/fused.py:212:operator_swap_op:8110d4a2": _KERNEL_PATH + " (realstate.kernel.rope.fused_kernel returns None "
                                                          "for a tensor off the CPU before it asks applies)",
     "realstate/kernel/engine.py:44:operator_name:8963f59e": _KERNEL_PATH,
     "realstate/kernel/engine.py:82:operator_name:5796ce3f": _KERNEL_PATH + " (the torch engines then take the kernel too)",
-    "realstate/kernel/fused.py:102:operator_name:cbc94ee1": _KERNEL_COMPILE,
-    "realstate/kernel/fused.py:102:operator_name:d2fa8e43": _KERNEL_COMPILE,
-    "realstate/kernel/fused.py:104:operator_name:92fc4987": _KERNEL_COMPILE,
-    "realstate/kernel/fused.py:212:operator_if_exp:dda0d475": _KERNEL_THREADS,
-    "realstate/kernel/fused.py:212:operator_number:54afc918": _KERNEL_THREADS,
-    "realstate/kernel/fused.py:213:operator_number:56b7ae09": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:101:operator_name:cbc94ee1": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:101:operator_name:d2fa8e43": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:103:operator_name:92fc4987": _KERNEL_COMPILE,
+    "realstate/kernel/fused.py:237:operator_if_exp:dda0d475": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:237:operator_number:54afc918": _KERNEL_THREADS,
+    "realstate/kernel/fused.py:238:operator_number:56b7ae09": _KERNEL_THREADS,
     "realstate/kernel/rope.py:48:operator_keywords:7ef2f4e3": _KERNEL_PATH,
-    "realstate/kernel/rope.py:170:operator_name:7caa48e2": _KERNEL_PATH,
-    "realstate/kernel/rope.py:207:operator_name:e876d23c": _KERNEL_PATH,
-    "realstate/kernel/rope.py:245:operator_if_exp:3ea518a9": _KERNEL_PATH,
-    "realstate/kernel/rope.py:245:operator_if_exp:681a0cdc": _KERNEL_PATH,
-    "realstate/kernel/rope.py:267:operator_remove_unary_ops:81d471d4": _KERNEL_PATH,
-    "realstate/kernel/rope.py:267:operator_swap_op:25309151": _KERNEL_PATH + " (with numba, a CUDA tensor is still refused by "
+    "realstate/kernel/rope.py:170:operator_name:2010b7d1": _KERNEL_PATH,
+    "realstate/kernel/rope.py:209:operator_name:e876d23c": _KERNEL_PATH,
+    "realstate/kernel/rope.py:247:operator_if_exp:3ea518a9": _KERNEL_PATH,
+    "realstate/kernel/rope.py:247:operator_if_exp:681a0cdc": _KERNEL_PATH,
+    "realstate/kernel/rope.py:269:operator_remove_unary_ops:81d471d4": _KERNEL_PATH,
+    "realstate/kernel/rope.py:269:operator_swap_op:25309151": _KERNEL_PATH + " (with numba, a CUDA tensor is still refused by "
                                                        "realstate.kernel.fused.applies)",
-    "realstate/kernel/rope.py:270:operator_if_exp:36efa2b4": _KERNEL_PATH,
+    "realstate/kernel/rope.py:272:operator_if_exp:36efa2b4": _KERNEL_PATH,
     "realstate/kernel/render.py:89:operator_number:23022ce0": _BATCH_SIZE,
     "realstate/kernel/render.py:89:operator_number:8d39cd7d": _BATCH_SIZE,
     "realstate/kernel/render.py:89:operator_swap_op:1e6f094d": _BATCH_SIZE,
-    "realstate/kernel/render.py:183:operator_if_exp:17cbf727": _BATCH_SIZE,
-    "realstate/kernel/render.py:186:operator_swap_op:29ae1fbe": _BATCH_SIZE,
-    "realstate/kernel/render.py:186:operator_swap_op:676321b2": _BATCH_SIZE,
-    "realstate/kernel/render.py:186:operator_swap_op:b055ccb9": _BATCH_SIZE,
-    "realstate/kernel/render.py:186:operator_swap_op:d0ecc40c": _BATCH_SIZE,
+    "realstate/kernel/render.py:187:operator_if_exp:17cbf727": _BATCH_SIZE,
+    "realstate/kernel/render.py:190:operator_swap_op:29ae1fbe": _BATCH_SIZE,
+    "realstate/kernel/render.py:190:operator_swap_op:676321b2": _BATCH_SIZE,
+    "realstate/kernel/render.py:190:operator_swap_op:b055ccb9": _BATCH_SIZE,
+    "realstate/kernel/render.py:190:operator_swap_op:d0ecc40c": _BATCH_SIZE,
     "realstate/kernel/render.py:62:operator_keywords:e43ded62": _BATCH_DIGEST,
     "realstate/kernel/render.py:62:operator_keywords:58b912a1": _BATCH_DIGEST,
     "realstate/kernel/render.py:62:operator_number:330f0bad": _BATCH_DIGEST,
     "realstate/kernel/render.py:62:operator_swap_op:79579e3d": _BATCH_DIGEST,
-    "realstate/kernel/rope.py:342:operator_swap_op:f8be3c19":
+    "realstate/kernel/rope.py:344:operator_swap_op:f8be3c19":
         "_rotate_run also copying a piece's empty overlap with a chunk (lo == hi): an empty copy writes nothing",
-    "realstate/kernel/rope.py:328:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
-    "realstate/kernel/rope.py:329:operator_swap_op:6911331f":
+    "realstate/kernel/rope.py:330:operator_swap_op:9d49a17f": _CHUNK_SHAPE,
+    "realstate/kernel/rope.py:331:operator_swap_op:6911331f":
         _CHUNK_SHAPE + " (chunk // (length / D) >= D^2 exceeds layers x kv heads in every geometry here, so min() "
         "still returns the integer block count)",
-    "realstate/kernel/rope.py:331:operator_number:22090cfb": _CHUNK_SHAPE,
-    "realstate/kernel/rope.py:331:operator_number:94986d77": _CHUNK_SHAPE,
-    "realstate/kernel/rope.py:332:operator_number:d3d1f301": _CHUNK_SHAPE,
-    "realstate/kernel/rope.py:221:operator_if_exp:8fd4ccb4": _RENDER_PATH,
-    "realstate/kernel/rope.py:222:operator_swap_op:64bf363d": _RENDER_PATH,
-    "realstate/kernel/rope.py:252:operator_number:5e5572b8": _GROUPING,
-    "realstate/kernel/rope.py:252:operator_number:63ed2b30": _GROUPING + " (a delta-0 piece is still copied, not grouped)",
-    "realstate/kernel/rope.py:252:operator_number:7d5f5a0c": _GROUPING,
-    "realstate/kernel/rope.py:252:operator_swap_op:4296ae36": _GROUPING,
-    "realstate/kernel/rope.py:252:operator_swap_op:a782ff82": _GROUPING,
-    "realstate/kernel/rope.py:252:operator_swap_op:b37311de": _GROUPING,
-    "realstate/kernel/rope.py:297:operator_if_exp:b6a22673":
+    "realstate/kernel/rope.py:333:operator_number:22090cfb": _CHUNK_SHAPE,
+    "realstate/kernel/rope.py:333:operator_number:94986d77": _CHUNK_SHAPE,
+    "realstate/kernel/rope.py:334:operator_number:d3d1f301": _CHUNK_SHAPE,
+    "realstate/kernel/rope.py:223:operator_if_exp:8fd4ccb4": _RENDER_PATH,
+    "realstate/kernel/rope.py:224:operator_swap_op:64bf363d": _RENDER_PATH,
+    "realstate/kernel/rope.py:254:operator_number:5e5572b8": _GROUPING,
+    "realstate/kernel/rope.py:254:operator_number:63ed2b30": _GROUPING + " (a delta-0 piece is still copied, not grouped)",
+    "realstate/kernel/rope.py:254:operator_number:7d5f5a0c": _GROUPING,
+    "realstate/kernel/rope.py:254:operator_swap_op:4296ae36": _GROUPING,
+    "realstate/kernel/rope.py:254:operator_swap_op:a782ff82": _GROUPING,
+    "realstate/kernel/rope.py:254:operator_swap_op:b37311de": _GROUPING,
+    "realstate/kernel/rope.py:299:operator_if_exp:b6a22673":
         "_rotate_in_place narrowing even when the region is the whole tensor: a narrow over the full length is a "
         "view of the same elements",
     "realstate/kernel/rope.py:44:operator_swap_op:e1a66908":
@@ -166,11 +166,11 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/rope.py:127:operator_swap_op:4a63809e": _TABLE_CACHE,
     "realstate/kernel/rope.py:127:operator_swap_op:6db34f07": _TABLE_CACHE,
     "realstate/kernel/rope.py:127:operator_swap_op:8a220fbd": _TABLE_CACHE,
-    "realstate/kernel/rope.py:183:operator_if_exp:fbd841f7": _RENDER_PATH,
-    "realstate/kernel/rope.py:184:operator_swap_op:38d770ae": _RENDER_PATH,
-    "realstate/kernel/rope.py:184:operator_swap_op:b9eeb659": _RENDER_PATH,
-    "realstate/kernel/rope.py:184:operator_swap_op:d8f7769c": _RENDER_PATH,
-    "realstate/kernel/rope.py:185:operator_swap_op:e2917190": _RENDER_PATH,
+    "realstate/kernel/rope.py:185:operator_if_exp:fbd841f7": _RENDER_PATH,
+    "realstate/kernel/rope.py:186:operator_swap_op:38d770ae": _RENDER_PATH,
+    "realstate/kernel/rope.py:186:operator_swap_op:b9eeb659": _RENDER_PATH,
+    "realstate/kernel/rope.py:186:operator_swap_op:d8f7769c": _RENDER_PATH,
+    "realstate/kernel/rope.py:187:operator_swap_op:e2917190": _RENDER_PATH,
     "realstate/kernel/rope.py:44:operator_number:3dc384a2": _CHUNK_SIZE,
     "realstate/kernel/rope.py:44:operator_number:f8e7f653": _CHUNK_SIZE,
     "realstate/kernel/rope.py:46:operator_number:9eda7764": _TABLE_CACHE,
@@ -229,7 +229,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/rope.py:46:operator_number:071f8317":
         "_CACHED_TABLE_ELEMENTS: the size up to which rotation tables are cached; a cached table and a rebuilt "
         "one hold the same values",
-    "realstate/kernel/render.py:306:operator_number:0838a5d0":
+    "realstate/kernel/render.py:310:operator_number:0838a5d0":
         "naive_concat's default base: the naive render re-encodes nothing, so its bytes do not depend on the "
         "base, and the base is not part of the DynamicCache it returns",
     "realstate/kernel/order_value.py:60:operator_number:a4cd0307":
@@ -278,7 +278,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/order_value.py:212:operator_number:182e5c01": _PATH_CHOICE,
     "realstate/kernel/order_value.py:212:operator_swap_op:026f15c0": _PATH_CHOICE,
     "realstate/kernel/order_value.py:212:operator_swap_op:be035880": _PATH_CHOICE,
-    "realstate/kernel/render.py:144:operator_swap_op:5295901b": _ONE_DEVICE,
+    "realstate/kernel/render.py:148:operator_swap_op:5295901b": _ONE_DEVICE,
     "spec/fragment_set.py:26:operator_number:2fda3295":
         "the seed of the 'shuffled' iteration order: any seed is a shuffle; the correct render passes under "
         "every order",
@@ -440,11 +440,11 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/rope.py:152:operator_swap_op:13c16f66": _TABLE_CACHE,
     "realstate/kernel/rope.py:152:operator_swap_op:4ff21139": _TABLE_CACHE,
     "realstate/kernel/rope.py:152:operator_swap_op:7d0de9f2": _TABLE_CACHE,
-    "realstate/kernel/rope.py:188:operator_if_exp:013e3fa3": _KERNEL_PATH,
-    "realstate/kernel/rope.py:188:operator_if_exp:6a689833": _KERNEL_PATH,
-    "realstate/kernel/rope.py:267:operator_remove_unary_ops:efccf4fc": _KERNEL_PATH,
-    "realstate/kernel/render.py:138:operator_swap_op:9c1b8979": _ONE_DEVICE,
-    "realstate/kernel/render.py:142:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
+    "realstate/kernel/rope.py:190:operator_if_exp:013e3fa3": _KERNEL_PATH,
+    "realstate/kernel/rope.py:190:operator_if_exp:6a689833": _KERNEL_PATH,
+    "realstate/kernel/rope.py:269:operator_remove_unary_ops:efccf4fc": _KERNEL_PATH,
+    "realstate/kernel/render.py:142:operator_swap_op:9c1b8979": _ONE_DEVICE,
+    "realstate/kernel/render.py:146:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
     # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
     "modelcheck/coverage.py:309:operator_augmented_assignment:9e16d430":
         "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
@@ -724,8 +724,8 @@ GAPS: dict[str, str] = {
         "tests/test_replicate_faulty_gathers.py pins the one-rank case",
     "realstate/kernel/order_value.py:285:operator_swap_op:ce17238f": _FSUM_PATH,
     "realstate/kernel/order_value.py:288:operator_swap_op:722b2153": _FSUM_PATH,
-    "realstate/kernel/rope.py:216:operator_swap_op:f0fbb311": _SPAN_CHECK,
-    "realstate/kernel/rope.py:217:operator_swap_op:e7e29a40": _SPAN_CHECK,
+    "realstate/kernel/rope.py:218:operator_swap_op:f0fbb311": _SPAN_CHECK,
+    "realstate/kernel/rope.py:219:operator_swap_op:e7e29a40": _SPAN_CHECK,
     "realstate/kernel/order_value.py:201:operator_number:d7f4fdcf":
         "the spread one too small for rows of 2^j + 1 values: safe at level 1 (remainders are at most half a grid "
         "step) but not proven for later levels of short rows; no difference found on 2,000 adversarial rows, and "
@@ -739,10 +739,10 @@ GAPS: dict[str, str] = {
     "realstate/kernel/order_value.py:60:operator_number:80f33b44": _EMPTY_AXIS,
     "realstate/kernel/order_value.py:60:operator_swap_op:116a7f83": _WRONG_RANK,
     "realstate/kernel/order_value.py:60:operator_swap_op:88c41015": _EMPTY_AXIS,
-    "realstate/kernel/rope.py:356:operator_swap_op:e0443f3c": _LEADING_DIMS,
-    "realstate/kernel/rope.py:356:operator_number:1a1cd6c2": _LEADING_DIMS,
-    "realstate/kernel/rope.py:358:operator_swap_op:96fc47e0": _LEADING_DIMS,
-    "realstate/kernel/rope.py:356:operator_swap_op:2f33a7ae":
+    "realstate/kernel/rope.py:358:operator_swap_op:e0443f3c": _LEADING_DIMS,
+    "realstate/kernel/rope.py:358:operator_number:1a1cd6c2": _LEADING_DIMS,
+    "realstate/kernel/rope.py:360:operator_swap_op:96fc47e0": _LEADING_DIMS,
+    "realstate/kernel/rope.py:358:operator_swap_op:2f33a7ae":
         "reencode_into no longer refusing a destination of another shape itself (reencode_spans still refuses it, "
         "with its own message): every product caller passes matching shapes; pytest pins the message",
     "spec/claims.py:189:operator_keywords:2d6796c9":
