@@ -473,7 +473,7 @@ EQUIVALENT: dict[str, str] = {
         "at N = 1 there is one leaf order, so leaving the loop after it yields the same single tree as continuing",
     "oracle/compare.py:55:operator_swap_op:e29ba9dc":
         "the hex width a mismatch report prints elements with: only a failing comparison's text uses it",
-    "realstate/bench/structural.py:118:operator_swap_op:1f045ac5": "the witness cells' figure of the BagMerge row: " + _DISPLAY,
+    "realstate/bench/structural.py:119:operator_swap_op:1f045ac5": "the witness cells' figure of the BagMerge row: " + _DISPLAY,
     "realstate/exchange/stores/directory.py:74:operator_number:e81f33df":
         "bytes per write call (1 or 2 MiB): a torn write leaves a prefix of blocks either way, which the reader "
         "refuses, and the soak's fragments are smaller than either block",
@@ -486,7 +486,7 @@ EQUIVALENT: dict[str, str] = {
         "the key order of a ledger line's JSON: read_ledger parses it by key",
     "realstate/processes/soak/neighbour.py:165:operator_number:b538ce30": "how many changed entries a neighbour problem lists: " + _DISPLAY,
     "realstate/processes/soak/neighbour.py:168:operator_number:c35e058a": "how many replicas a neighbour problem lists: " + _DISPLAY,
-    "realstate/processes/soak/power.py:174:operator_name:4419bde6":
+    "realstate/processes/soak/power.py:195:operator_name:4419bde6":
         "the power-loss model's work directory made without parents: check_put's caller made its parent",
     # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
     "modelcheck/gossip_controls.py:48:operator_number:772cd8e1":
@@ -538,13 +538,13 @@ EQUIVALENT: dict[str, str] = {
     "realstate/processes/replicate/faulty_gathers.py:98:operator_number:ad0f0c3d":
         "how much of a failed comparison's error a control's fate quotes: the fate then starts 'no verdict' either "
         "way, never 'accepted' or 'rejected', which is all the verdict reads; " + _DISPLAY,
-    "realstate/bench/structural.py:160:operator_number:ec310a0c":
+    "realstate/bench/structural.py:161:operator_number:ec310a0c":
         "the seconds a structural control's rows are given: _flagged reads only their outcomes and findings",
-    "realstate/processes/soak/power.py:41:operator_number:ec79f636":
+    "realstate/processes/soak/power.py:44:operator_number:ec79f636":
         "how many blocks the power-loss model splits a put into (4 or 5): a crash state at every block boundary either way, judged by the same invariants",
-    "realstate/processes/soak/power.py:151:operator_name:d95526a1":
+    "realstate/processes/soak/power.py:172:operator_name:d95526a1":
         "a crash state's directory made without parents: its parent is the model's own work directory, made before",
-    "realstate/processes/soak/power.py:62:operator_number:381a3778":
+    "realstate/processes/soak/power.py:66:operator_number:381a3778":
         "the temporary name of a wrong-order control (16 or 17 characters): each control is reported for the step "
         "it never makes durable, whatever its temporary is called (a 17-character one reads as a foreign entry, "
         "which the store tolerates)",
@@ -604,7 +604,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/shards.py:363:operator_augmented_assignment:b82e5eb0":
         "the merged CPU seconds keeping the last shard's: a figure (cpu_seconds, the canaries' share_of_cpu); no row "
         "or exit code reads it",
-    "realstate/bench/structural.py:129:operator_number:b1d45898":
+    "realstate/bench/structural.py:130:operator_number:b1d45898":
         "the synthetic control cells' latent_steps 1 instead of 0: read only by the cell's label (problem@L), "
         "which both the row's finding and the control's expectation take from the same cell",
     "realstate/processes/replicate/faulty_gathers.py:52:operator_number:48b2edd1":
@@ -644,7 +644,7 @@ EQUIVALENT: dict[str, str] = {
         "the arrival canary's BLIND figure always naming the traces that do not reproduce: text of a row that "
         "already fails",
     "modelcheck/shards.py:285:operator_swap_op:9ec15684": "a shard's wall seconds (shard_costs): a figure, never read by a verdict",
-    "realstate/bench/structural.py:140:operator_number:043e1461":
+    "realstate/bench/structural.py:141:operator_number:043e1461":
         "the distinct-answers control cell with three answers instead of two: any count above one is the fault "
         "the row flags",
     "realstate/processes/soak/neighbour.py:173:operator_swap_op:845fdec4":
@@ -666,6 +666,29 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/instruments.py:365:operator_if_exp:128922c5":
         "a family's tally read even when absent: the instruments judge only the C3 families that ran, and each "
         "of those has its tally in every merge, so the guard is never false",
+    # the per-file samples of the power-loss model, the bench rows, the neighbour and the directory store
+    # (--sample 8 --seed 71), and the survivors of the controls added for them
+    "realstate/bench/structural.py:95:operator_number:b7713874": "each structural row's share of the bench's seconds: " + _DISPLAY,
+    "realstate/bench/structural.py:183:operator_if_exp:150d65f7":
+        "the 'controls' entry of a row's details left out: the row's outcome and BLIND figure are decided from "
+        "the controls themselves, never from that entry; " + _DISPLAY,
+    "realstate/bench/structural.py:170:operator_number:daab9c31":
+        "the seconds a structural control's rows are given: _naming_rows reads only their findings",
+    "realstate/processes/soak/power.py:240:operator_name:b0d2ff8a":
+        "the power-loss model's work directory made with exist_ok=False: the soak names it under its own fresh "
+        "temporary directory, so it never exists before",
+    "realstate/processes/soak/power.py:240:operator_name:fa78c958":
+        "the power-loss model's work directory made without parents: its parent is the soak's own temporary "
+        "directory, made before",
+    "realstate/processes/soak/neighbour.py:341:operator_number:25c9dc5e":
+        "how much of an unexpected refusal the link control's fate quotes: the fate is not 'seen' either way, which "
+        "is all with_controls reads; " + _DISPLAY,
+    "realstate/processes/soak/neighbour.py:351:operator_name:d25976da":
+        "the neighbour controls' directory made without parents: its parent is the soak's own temporary "
+        "directory, made before",
+    "realstate/exchange/stores/directory.py:136:operator_swap_op:e9ef1f6b":
+        "a marker of exactly MAX_MARKER_BYTES (4096) refused as not small instead of as an unknown layout: the "
+        "marker text is 77 bytes, so such a marker is refused either way, and no caller reads which reason",
 }
 
 
@@ -706,22 +729,10 @@ GAPS: dict[str, str] = {
         "the --only selection ignored inside a shard: verify and the audited check never pass --only",
     "modelcheck/universe_search.py:58:operator_if_exp:94492b4b":
         "a selection always read (None would fail): every caller passes one",
-    "realstate/processes/soak/power.py:124:operator_name:6cc8860a":
-        "the power-loss model dropping the renamed branch of a rename not yet durable: the three planted wrong "
-        "orders are still caught by other crash states, so fewer states are judged unseen",
     # the instruments' third fresh draw (audit --targets instruments --sample 85 --seed 4)
     "modelcheck/gossip_model.py:54:operator_number:2e235d07":
         "--fragments 1 refused as an input error: a valid configuration refused, which no audited run asks for "
         "(the default is 3)",
-    # the instruments (canonmerge audit --targets instruments): weaknesses of the checkers themselves
-    "realstate/bench/structural.py:173:operator_swap_op:86346c32":
-        "each structural control attached to the other rows than its own: with every control flagged (a correct run) "
-        "only where the rows' details list them changes; with one unflagged (a second fault) other rows fail BLIND "
-        "instead of its own, the command still exits 1; tests/test_bench_structural_controls.py pins the row",
-    "realstate/processes/replicate/faulty_gathers.py:110:operator_if_exp:662c3263":
-        "the faulty gathers expect all three controls with one rank too: a one-rank run would report the "
-        "comparison blind (a false alarm, never a pass), and the audit's replicate runs two ranks; "
-        "tests/test_replicate_faulty_gathers.py pins the one-rank case",
     "realstate/kernel/order_value.py:285:operator_swap_op:ce17238f": _FSUM_PATH,
     "realstate/kernel/order_value.py:288:operator_swap_op:722b2153": _FSUM_PATH,
     "realstate/kernel/rope.py:218:operator_swap_op:f0fbb311": _SPAN_CHECK,

@@ -49,3 +49,18 @@ def test_canonmerge_soak_catches_a_nested_store_seen_by_its_listing_only(tmp_pat
     assert converge["outcome"] == "fails"
     assert any("a nested store whose marker is not a regular file" in v
                for v in converge["details"]["neighbour"]["violations"])
+
+
+@pytest.mark.audit
+def test_canonmerge_soak_catches_a_power_loss_model_that_drops_a_rename_not_yet_durable(tmp_path) -> None:
+    """Only the store that fsyncs its file after the rename is torn in the states this model drops."""
+    patch = Patch("realstate/processes/soak/power.py", "else {False, True} if renamed else",
+                  "else {False} if renamed else")
+    out = ScratchCopy(tmp_path / "scratch").apply(patch).run("soak", *SMALL, "--faults", "0", timeout=600)
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr
+    rows = {r["check"]: r for r in json.loads(out.stdout)["parts"][0]["results"]}
+    durable = rows["soak: every acknowledged put is present on every replica"]
+    assert durable["outcome"] == "fails"
+    assert ("blind instrument: the power-loss model (negative control 'a store that fsyncs the file only after "
+            "renaming it' was not reported by the invariants)") in durable["figure"]

@@ -21,6 +21,7 @@ from realstate.processes.soak.neighbour import neighbour_verdict, plant, tree_di
 from realstate.processes.soak.power import (
     NO_DIRECTORY_SYNC,
     RENAME_BEFORE_SYNC,
+    SYNC_AFTER_RENAME,
     SYNC_BEFORE_RENAME,
     CrashState,
     crash_states,
@@ -133,6 +134,8 @@ def test_crash_states_follow_the_posix_rules() -> None:
     assert renamed_early[-2] == {none, *lost} and renamed_early[-1] == set(lost)
     sync_before_rename = crash_states(["block written", "directory synced", "renamed"])
     assert sync_before_rename[-1] == {CrashState(False, 0), CrashState(True, 0), CrashState(True, 1)}
+    synced_after_rename = crash_states(["block written", "block written", "renamed", "fsynced", "directory synced"])
+    assert synced_after_rename[-3:] == [{none, *lost}, {none, whole}, {whole}]  # torn only while the rename may be lost
 
 
 def test_the_directory_put_survives_power_loss_and_the_controls_are_reported(tmp_path: Path) -> None:
@@ -143,6 +146,23 @@ def test_the_directory_put_survives_power_loss_and_the_controls_are_reported(tmp
     assert any("acknowledged fragment is gone" in v for v in controls[NO_DIRECTORY_SYNC])
     assert any("acknowledged fragment is gone" in v for v in controls[SYNC_BEFORE_RENAME])
     assert any("torn file under the final name" in v for v in controls[RENAME_BEFORE_SYNC])
+    assert all("after step 7 (renamed): torn file" in v for v in controls[SYNC_AFTER_RENAME])
+    assert len(controls[SYNC_AFTER_RENAME]) == 4  # 0 to 3 of 4 blocks, in the states the rename may yet be lost
+
+
+RENAMED_BRANCH_DROPPED = ("else {False, True} if renamed else", "else {False} if renamed else")
+
+
+def test_a_model_that_drops_a_rename_not_yet_durable_is_blind_to_a_late_file_sync(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    source = Path(power.__file__).read_text()
+    assert source.count(RENAMED_BRANCH_DROPPED[0]) == 1
+    module = types.ModuleType("patched_power")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(source.replace(*RENAMED_BRANCH_DROPPED), power.__file__, "exec"), module.__dict__)
+    table = module.power_table(tmp_path, soak_fragment(0, 3, 0, SHAPE))
+    assert table.violations == []
+    assert table.blind == [f"negative control '{SYNC_AFTER_RENAME}' was not reported by the invariants"]
 
 
 def test_a_skipped_directory_sync_is_reported_by_the_power_loss_model(tmp_path: Path,

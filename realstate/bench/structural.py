@@ -21,7 +21,8 @@ fed through the same rows (``CONTROLS``): answers that differ while the first-st
 flag), and a run in which no cell has a BagMerge witness (every real run has witnesses).  Each
 control cell is a correct cell but for its one fault; of the rows over it, its row alone must
 fail, and that finding alone must name the cell.  A control its row does not flag fails that row in the real results,
-its figure starting ``BLIND:``."""
+its figure starting ``BLIND:``; so does a control a row carries whose cell another row's findings name (that
+row's control, which this row's passing would vouch for without having seen it)."""
 
 from __future__ import annotations
 
@@ -163,16 +164,26 @@ def _flagged(record: dict[str, Any], check: str, finding: str) -> bool:
     return (failing, named) == ({check}, {finding})  # one comparison, no part can drop out
 
 
+def _naming_rows(record: dict[str, Any]) -> set[str]:
+    """The rows (their checks) over the one control cell whose findings name the cell: where the
+    control belongs, read from what the rows report rather than from the row ``CONTROLS`` files it under."""
+    return {r.check for r in _rows([record], "control", 0.0)
+            for v in r.details.values() if isinstance(v, list) and _name(record) in v}
+
+
 def structural_results(records: Sequence[dict[str, Any]], model: str, seconds: float) -> list[ClaimResult]:
     """The four rows over ``records`` (module doc), each failed and marked ``BLIND:`` where a control
     of it (``CONTROLS``) went unflagged; ``controls`` in each row's details says what each showed."""
     rows = _rows(records, model, seconds)
     seen = {name: (check, _flagged(record, check, finding)) for name, (record, check, finding) in CONTROLS.items()}
+    owners = {name: _naming_rows(record) for name, (record, _, _) in CONTROLS.items()}
     amended = []
     for row in rows:
         mine = {name: ok for name, (check, ok) in seen.items() if check == row.check}
         details = {**row.details, "controls": mine} if mine else row.details
-        blind = [name for name, ok in mine.items() if not ok]
+        # each control carried must be this row's own: one whose cell no other row's findings name
+        strays = [f"{name} (another row's control)" for name in mine if owners[name] - {row.check}]
+        blind = [name for name, ok in mine.items() if not ok] + strays
         if blind:
             figure = f"BLIND: {', '.join(blind)} not flagged (synthetic control cell); {row.figure}"
             amended.append(dataclasses.replace(row, outcome=Outcome.FAILS, figure=figure, details=details))

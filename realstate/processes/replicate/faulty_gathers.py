@@ -107,7 +107,8 @@ def gather_controls(results: list[dict[str, Any]], launcher_digest: str) -> dict
         fates[name] = NOT_APPLICABLE if control is None else _fate(control, launcher_digest)
     missed = [name for name, fate in fates.items() if fate not in ("rejected", NOT_APPLICABLE)]
     rejected = sum(fate == "rejected" for fate in fates.values())
-    applicable = len(FAULTS) if len(results) >= 2 else 1  # counted from the ranks, not from the fates
+    # counted from the ranks and each fault's needs, not from the fates nor from the controls built
+    applicable = sum(needed <= len(results) for needed, _ in FAULTS.values())
     fates[NOT_FAULTY] = _fate(not_faulty(results, launcher_digest), launcher_digest)
     accepted = int(fates[NOT_FAULTY] == "accepted")
     ok = rejected + accepted == applicable + 1  # every control as it must come out, counted from the ranks

@@ -21,10 +21,13 @@ Each crash state is written into a fresh directory store and read back through t
   and reads back whole and valid;
 - no torn fragment: in every state after every step, a fragment-named file reads back whole.
 
-The model proves it could see: three negative controls go through the same record, states and
+The model proves it could see: four negative controls go through the same record, states and
 invariants, and each must be reported — a store that never fsyncs its directory and one that
-fsyncs it before the rename instead of after (the acknowledged fragment lost either way), and
-one that renames before it fsyncs the file (a torn file under the final name)."""
+fsyncs it before the rename instead of after (the acknowledged fragment lost either way), one
+that renames before it fsyncs the file (a torn file under the final name), and one that fsyncs
+the file only after renaming it.  The last is torn only while its rename is not yet durable
+(from the directory's fsync on, the file's blocks are all synced): it is the control that shows
+the model keeps the renamed branch of a rename that may still be lost."""
 
 from __future__ import annotations
 
@@ -42,6 +45,7 @@ BLOCKS = 4  # the put writes the fragment in this many blocks here, so states fa
 NO_DIRECTORY_SYNC = "a store that never fsyncs its directory"
 SYNC_BEFORE_RENAME = "a store that fsyncs its directory before the rename"
 RENAME_BEFORE_SYNC = "a store that renames before it fsyncs the file"
+SYNC_AFTER_RENAME = "a store that fsyncs the file only after renaming it"
 
 
 class _NoDirectorySyncStore(DirectoryStore):
@@ -94,6 +98,23 @@ class _SyncBeforeRenameStore(_ControlStore):
         self._fsync_directory()
         os.replace(temp, self.path / name)
         self.step("renamed")
+
+
+class _SyncAfterRenameStore(_ControlStore):
+    """The temporary is written and renamed, then the file fsynced under its final name and the
+    directory synced: every block is durable before the rename is, so only a state with the
+    rename kept but not yet durable holds a torn file."""
+
+    digit = "2"
+
+    def _write_atomic(self, name: str, chunks: Iterable[bytes]) -> None:
+        final = self.path / name
+        os.replace(self._write_temp(chunks, fsync=False), final)
+        self.step("renamed")
+        with open(final, "rb+") as handle:
+            os.fsync(handle.fileno())
+        self.step("fsynced")
+        self._fsync_directory()
 
 
 @dataclass(frozen=True, order=True)
@@ -215,10 +236,11 @@ class PowerTable:
 
 
 def power_table(workdir: Path, fragment: Fragment) -> PowerTable:
-    """The store's put and the three negative controls under the power-loss model."""
+    """The store's put and the four negative controls under the power-loss model."""
     workdir.mkdir(parents=True, exist_ok=True)
     put = check_put(workdir / "put", "directory store", DirectoryStore, fragment)
     controls = [check_put(workdir / "no-directory-sync", NO_DIRECTORY_SYNC, _NoDirectorySyncStore, fragment),
                 check_put(workdir / "sync-before-rename", SYNC_BEFORE_RENAME, _SyncBeforeRenameStore, fragment),
-                check_put(workdir / "rename-before-sync", RENAME_BEFORE_SYNC, _RenameBeforeSyncStore, fragment)]
+                check_put(workdir / "rename-before-sync", RENAME_BEFORE_SYNC, _RenameBeforeSyncStore, fragment),
+                check_put(workdir / "sync-after-rename", SYNC_AFTER_RENAME, _SyncAfterRenameStore, fragment)]
     return PowerTable(put, controls)
