@@ -84,8 +84,6 @@ _MASK_LOW_BIT = ("the exponent mask with the lowest mantissa bit added: that bit
                  "the shift that follows drops it, so the field read is the same")
 
 _VALIDATION = "input validation: only invalid input reaches it, which verify never builds"
-_TRACE_ONLY = ("the gossip explorer's run_actions on an exchange step: only the counterexample trace of a violation "
-               "runs it (the verdict comes from exchanged(), which performs the same merges without the actions)")
 _DIGEST_FIGURE = ("the start value of the 'max digests per set' figure: the row prints it, Check.tally decides from "
                   "checked and found, and any set with a schedule has at least one digest")
 _BATCH_ONLY = ("how many C3 renders go to the backend together (RENDER_BATCH): each render is compared on its own, so "
@@ -384,15 +382,14 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_search.py:49:operator_number:d1135e9a":
         "GossipResult.depth's start value: depth is max(depth, d + 1) over the moves explored, so any exploration "
         "with a move reports the same depth, and only the gossip table and JSON print it",
-    "modelcheck/gossip_model.py:196:operator_number:52749f52": _TRACE_ONLY,
     "modelcheck/order_checks.py:162:operator_number:69a7cf15": _DIGEST_FIGURE,
     "modelcheck/shards.py:336:operator_swap_op:44cde09d":
         "which shard details reach the merged tally's JSON (a C4 witness, the digests-per-set figure, recomputed "
         "across shards anyway): Check.tally decides from checked and found, never from details",
-    "modelcheck/gossip_model.py:174:operator_augmented_assignment:ef13f238": _TRACE_ONLY,
-    "modelcheck/gossip_model.py:176:operator_swap_op:0ff9abf5": _TRACE_ONLY,
-    "modelcheck/gossip_model.py:197:operator_number:dd2bd5cb": _TRACE_ONLY,
-    "modelcheck/gossip_model.py:198:operator_number:05add4c3": _TRACE_ONLY,
+    "modelcheck/gossip_model.py:176:operator_swap_op:0ff9abf5":
+        "flush's re-send of a dropped message (a TypeError instead): only the trace of a fair-exchange violation "
+        "found at a state holding a dropped message runs it, in a run that already fails (the verdict comes from "
+        "exchanged(), which makes the same merges without the actions); the canary's is the initial state",
     "modelcheck/gossip_search.py:121:operator_swap_op:44b332b9":
         "the fair-exchange count of a run that found a fair-exchange violation: the row already fails; the count "
         "is only printed",
@@ -489,11 +486,11 @@ EQUIVALENT: dict[str, str] = {
     "realstate/processes/soak/power.py:195:operator_name:4419bde6":
         "the power-loss model's work directory made without parents: check_put's caller made its parent",
     # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
-    "modelcheck/gossip_controls.py:48:operator_number:772cd8e1":
+    "modelcheck/gossip_controls.py:50:operator_number:772cd8e1":
         "the gossip canary's configuration with one bound one larger: the order-by-arrival render is still reported as the shallowest violation of each check at the depths expected, which the canary requires",
-    "modelcheck/gossip_controls.py:96:operator_name:93fa5105":
+    "modelcheck/gossip_controls.py:100:operator_name:93fa5105":
         "the canary's verdict for a universe of fewer than 2 fragments: every universe holds at least 6, so no input reaches it",
-    "modelcheck/gossip_controls.py:206:operator_keywords:fe15f490":
+    "modelcheck/gossip_controls.py:210:operator_keywords:fe15f490":
         "FragmentIndices numbering a fragment by the first other description: with the moves check's two fragments this swaps their numbers, a relabelling that changes no count",
     "modelcheck/gossip_search.py:64:operator_number:af2584e3":
         "GossipResult's default count of comparisons without renders: every search overwrites it with the verdict's count",
@@ -549,15 +546,15 @@ EQUIVALENT: dict[str, str] = {
         "it never makes durable, whatever its temporary is called (a 17-character one reads as a foreign entry, "
         "which the store tolerates)",
     # the gossip explorer's controls that need no second fault: their own survivors
-    "modelcheck/gossip_controls.py:336:operator_number:c98ae8a1":
+    "modelcheck/gossip_controls.py:353:operator_number:c98ae8a1":
         "the unrendered control's one-digest case fills replica 1's record instead of replica 0's: the pair is (0, 1) either way, so one side of it is still missing, and the verdict's test is symmetric in the two",
-    "modelcheck/gossip_controls.py:363:operator_number:373fb706":
+    "modelcheck/gossip_controls.py:380:operator_number:373fb706":
         "the key control's replicas all marked 1 instead of 0: one mark for all four in all three nodes, so every replica's signature is still the same in all three and the keys relate as before",
-    "modelcheck/gossip_controls.py:363:operator_number:5d590c89":
+    "modelcheck/gossip_controls.py:380:operator_number:5d590c89":
         "the key control's nodes with fragment 1 published instead of 0, so fragment 0 waits at replica 0: the relabelled four-cycle (0 3 1 2) is also the first one relabelled by a rotation that fixes replica 0, and the two two-cycles still have signatures equal to the four-cycle's, replica by replica, so both relations are the same",
-    "modelcheck/gossip_controls.py:363:operator_number:c1f7a0e3":
+    "modelcheck/gossip_controls.py:380:operator_number:c1f7a0e3":
         "the key control's marks tuple one entry longer: the key reads one mark per configured replica (four), never the fifth",
-    "modelcheck/gossip_controls.py:364:operator_number:d0e27bad":
+    "modelcheck/gossip_controls.py:381:operator_number:d0e27bad":
         "the key control's messages carry snapshot mark 1 instead of 0: the same in every message of all three nodes, so every replica's signature is still the same in all three and only the endpoints tell them apart",
     # a per-file sample of the gossip verdict and symmetry (audit --file F --sample 8 --seed 41)
     "modelcheck/gossip_verdict.py:45:operator_number:9048bbe1":
@@ -578,16 +575,16 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip.py:111:operator_swap_op:f7de8405":
         "_differences builds the text of a cross-check that already disagrees (gossip.py calls it only on the blind "
         "line): it can change that line, or fail while a failing row is reported, never a verdict",
-    "modelcheck/gossip_controls.py:48:operator_number:8b3e9748":
+    "modelcheck/gossip_controls.py:50:operator_number:8b3e9748":
         "the order-by-arrival canary's configuration with in-flight <= 3 instead of 2: the canary still has its "
         "shallowest violation and its one-move-short copy (the depth of the first violation does not depend on the "
         "bound above 2), so it is caught the same way; only more states are explored",
-    "modelcheck/gossip_controls.py:269:operator_number:4e1d38b8":
+    "modelcheck/gossip_controls.py:279:operator_number:4e1d38b8":
         "the bounded check's depth at least 2 instead of 1: the reference's depth on its configuration is 10, so "
         "max(1, 5) and max(2, 5) are the same 5",
-    "modelcheck/gossip_controls.py:275:operator_swap_op:5e488b8c":
+    "modelcheck/gossip_controls.py:290:operator_swap_op:5e488b8c":
         "the bounded runs' 'violation' field in the JSON: display only; their agreement reads r.violation itself",
-    "modelcheck/gossip_controls.py:351:operator_number:b6be559f":
+    "modelcheck/gossip_controls.py:368:operator_number:b6be559f":
         "the orbit-key control's configuration with two fragments: the control's states publish nothing, and a "
         "second unpublished fragment's home does not bar the relabelling of the four-cycle, so the key still merges "
         "the cycle with its relabelling and tells it from two two-cycles",
@@ -630,10 +627,10 @@ EQUIVALENT: dict[str, str] = {
         "the JSON's first_fed_otherwise; the verdict reads the mismatch count",
     "modelcheck/gossip.py:53:operator_number:fae21cc6":
         "the fair exchanges due when the check is off: every exploration the product runs has it on",
-    "modelcheck/gossip_controls.py:48:operator_number:8fbcdb59":
+    "modelcheck/gossip_controls.py:50:operator_number:8fbcdb59":
         "the order-by-arrival canary on three replicas instead of two: it is still reported as the shallowest "
         "violation with the same six-move trace, so it still sees; only more states are explored",
-    "modelcheck/gossip_controls.py:52:operator_number:c29542d9":
+    "modelcheck/gossip_controls.py:55:operator_number:e3203ad9":
         "the moves check's second configuration at in-flight <= 3: the explorer and the reference are still "
         "compared on a small configuration, plain and folded, and bounded; only a larger one",
     "modelcheck/gossip_search.py:135:operator_number:15af6f33": "when the progress line is printed",
@@ -663,6 +660,26 @@ EQUIVALENT: dict[str, str] = {
         "read, validated and rendered together (a corrupt fragment or another fingerprint makes the row an error "
         "first), so the store verifies there; the two differ only with temporaries left, which the convergence "
         "row refuses on its own (left == 0 in realstate/processes/soak/outcome.py)",
+    # the gossip explorer's defaults and marks, and a per-file sample of its files (--sample 8 --seed 71)
+    "modelcheck/gossip_model.py:45:operator_number:93255257":
+        "GossipConfig's default max_states one larger: no command takes that default (check passes its "
+        "--max-states, default runner.DEFAULT_MAX_STATES, to every exploration); only the canary's searches do, "
+        "and they stop at their violation within a few hundred states (2 x 2, in-flight <= 2, depth 6)",
+    "modelcheck/gossip_model.py:118:operator_number:23935d9d":
+        "the empty replica's mark -2 instead of -1: states are numbered from 0, so any negative mark is no "
+        "state's; it sorts before every state's in the orbit key and is written the same way in the merge proofs",
+    "modelcheck/gossip_controls.py:142:operator_name:4c0c0db4":
+        "the cross-check's verdict for a universe of fewer than 2 fragments: every universe holds at least 6, so "
+        "no input reaches it",
+    "modelcheck/gossip_controls.py:188:operator_number:afc8e966":
+        "orbit_count's relabelled marks list started with ones instead of zeros: the loop after it writes every "
+        "entry (the relabelling is a permutation), so no start value is read",
+    "modelcheck/gossip_search.py:61:operator_number:b05b6a75":
+        "GossipResult's default unfolded-states count: every search overwrites it before it counts (1 with drop "
+        "folding, 0 without)",
+    "modelcheck/gossip_search.py:178:operator_swap_op:d37e21a0": "the gossip search's seconds: " + _DISPLAY,
+    "modelcheck/gossip_verdict.py:33:operator_number:5d0da978": "the render-call count's start: " + _DISPLAY,
+    "modelcheck/gossip_verdict.py:46:operator_number:f627a156": "the render-call count's step: " + _DISPLAY,
     "modelcheck/instruments.py:365:operator_if_exp:128922c5":
         "a family's tally read even when absent: the instruments judge only the C3 families that ran, and each "
         "of those has its tally in every merge, so the guard is never false",
@@ -714,15 +731,6 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
     # the instruments' fourth fresh draw (audit --targets instruments --sample 85 --seed 5)
-    "modelcheck/gossip_model.py:45:operator_number:93255257":
-        "the default --max-states one larger: no audited run reaches the bound (the default run has 28,216 orbits)",
-    "modelcheck/gossip_model.py:118:operator_swap_op:00b6d641":
-        "an empty replica marked +1 instead of -1 (a mark a state can have): no audited configuration showed a "
-        "wrong merge or count; not analysed further",
-    "modelcheck/gossip_search.py:122:operator_if_exp:ab56a1f7":
-        "a fair-exchange violation's trace without its exchange tail: the replay of a convergence trace holds "
-        "whenever some replica does not render the union, which a state before the exchange already shows, so "
-        "the canary's trace cut short still reproduces (to the digests it records, made from the same ops)",
     "modelcheck/shards.py:44:operator_number:c8bf6372":
         "N = 6 without a prefix length: check --max-arity 6 would fail; the audited check runs the default 5",
     "modelcheck/universe_search.py:58:operator_if_exp:62d28295":
@@ -730,9 +738,6 @@ GAPS: dict[str, str] = {
     "modelcheck/universe_search.py:58:operator_if_exp:94492b4b":
         "a selection always read (None would fail): every caller passes one",
     # the instruments' third fresh draw (audit --targets instruments --sample 85 --seed 4)
-    "modelcheck/gossip_model.py:54:operator_number:2e235d07":
-        "--fragments 1 refused as an input error: a valid configuration refused, which no audited run asks for "
-        "(the default is 3)",
     "realstate/kernel/order_value.py:285:operator_swap_op:ce17238f": _FSUM_PATH,
     "realstate/kernel/order_value.py:288:operator_swap_op:722b2153": _FSUM_PATH,
     "realstate/kernel/rope.py:218:operator_swap_op:f0fbb311": _SPAN_CHECK,

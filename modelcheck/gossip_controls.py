@@ -16,12 +16,14 @@
   must be exactly the plain states with their dropped messages back in flight, and the plain
   count the sum of their splits.  Every run cross-checks both (symmetry alone, and with drop
   folding), whichever it uses, so the folded path is checked by default too.
-- **Moves check**: on two small configurations (3 replicas × 2 fragments, in-flight ≤ 1; 2 × 2,
-  in-flight ≤ 2, both fragments published at replica 1), plain and with drop folding, the search
+- **Moves check**: on three small configurations (3 replicas × 2 fragments, in-flight ≤ 1; 2 × 2,
+  in-flight ≤ 2, both fragments published at replica 1; 3 × 1, in-flight ≤ 1, the smallest
+  fragment count), plain and with drop folding, the search
   runs on ``FragmentIndices`` (states are the sets they hold, so marks are one to one with sets)
   and its counts must equal ``gossip_reference``'s, an enumeration of the abstract model written
   apart from ``gossip_model``: states, transitions, depth, and with folding the drop moves not
   taken and the unfolded state count (which must also be the plain enumeration's state count).
+  A configuration the search refuses is a disagreement: each lies in the documented domain.
 - **Unrendered comparisons**: the verdict fed, on a backend whose batch render returns nothing,
   a same-set pair with both digests missing, with one missing, and a fair exchange; each must be
   counted as not made (the counts due known from the construction), never passed or failed.
@@ -43,13 +45,15 @@ from modelcheck.gossip_search import GossipResult, search
 from modelcheck.gossip_symmetry import Symmetry
 from modelcheck.gossip_verdict import Verdict
 from modelcheck.trace_replay import replay
-from spec import FragmentSet
+from spec import ArgumentError, FragmentSet
 
 CANARY = GossipConfig(replicas=2, fragments=2, in_flight=2)
 CANARY_EXPECTED = {"same-set": 6, "fair-exchange": 0}   # kind -> depth of the shallowest violation
 CROSS_CHECK = GossipConfig(replicas=3, fragments=2, in_flight=1, max_states=100_000)
-# a dropped message is reachable in both; the second has two messages at once and homes set
-MOVES_CHECK = (CROSS_CHECK, GossipConfig(replicas=2, fragments=2, in_flight=2, homes=(1, 1), max_states=100_000))
+# a dropped message is reachable in all; the second has two messages at once and homes set; the third
+# is the smallest fragment count, one fragment, with two replicas that are nobody's home
+MOVES_CHECK = (CROSS_CHECK, GossipConfig(replicas=2, fragments=2, in_flight=2, homes=(1, 1), max_states=100_000),
+               GossipConfig(replicas=3, fragments=1, in_flight=1, max_states=100_000))
 MOVES_FIELDS = ("states", "transitions", "depth", "folded_moves", "unfolded_states")
 
 
@@ -229,6 +233,11 @@ def moves_check(universe: Universe, fair_exchange: bool) -> dict[str, Any]:
     need = max(c.fragments for c in MOVES_CHECK)
     if len(universe.fragments) < need:
         return {"agree": False, "why": f"universe {universe.name!r} has fewer than {need} fragments"}
+    for config in MOVES_CHECK:
+        try:
+            config.validate(universe)
+        except ArgumentError as exc:  # a valid configuration refused: the search's domain is wrong
+            return {"agree": False, "why": f"the search refused a configuration of its documented domain: {exc}"}
     backend = FragmentIndices(universe)
     for config in MOVES_CHECK:
         plain_states = None
@@ -262,15 +271,21 @@ def moves_check(universe: Universe, fair_exchange: bool) -> dict[str, Any]:
 def bounded_check(backend: Backend, universe: Universe, fair_exchange: bool) -> list[dict[str, Any]]:
     """The search's bounds against the reference, on 2 × 2, in-flight ≤ 2, both fragments at
     replica 0: stopped at half the reference's depth it must have reached exactly the states the
-    reference first reaches within that depth; stopped at one state (the smallest ``max_states``)
-    it holds the initial state alone; and neither may call itself exhaustive."""
+    reference first reaches within that depth; stopped at depth 0 or at one state (the smallest
+    ``max_depth`` and ``max_states``) it holds the initial state alone; and none may call itself
+    exhaustive."""
     config = dataclasses.replace(MOVES_CHECK[1], homes=(0, 0))
     ref = gossip_reference.count(config.replicas, config.fragments, config.in_flight, config.homes, fold_drops=False)
     depth = max(1, ref.depth // 2)
     out = []
     for bound, c, want in (("max_depth", dataclasses.replace(config, max_depth=depth), sum(ref.levels[:depth + 1])),
+                           ("max_depth", dataclasses.replace(config, max_depth=0), 1),
                            ("max_states", dataclasses.replace(config, max_states=1), 1)):
-        r = search(backend, universe, c, fair_exchange=fair_exchange)
+        try:
+            r = search(backend, universe, c, fair_exchange=fair_exchange)
+        except ArgumentError as exc:  # a bound of the documented domain refused
+            out.append({"bound": bound, "value": getattr(c, bound), "refused": str(exc), "agree": False})
+            continue
         out.append({"bound": bound, "value": getattr(c, bound), "states": r.states, "reference_states": want,
                     "exhaustive": r.exhaustive, "violation": r.kind or None,
                     "agree": r.states == want and not r.exhaustive and r.violation is None})
@@ -285,6 +300,8 @@ def moves_differences(checked: dict[str, Any]) -> str:
     if all(e["agree"] for e in checked["configurations"]) and bound is None:
         folds = ", ".join("folded" if e["fold_drops"] else "plain" for e in checked["configurations"])
         return f"the configurations were not each checked plain and folded ({folds})"
+    if all(e["agree"] for e in checked["configurations"]) and "refused" in bound:
+        return f"bounded by {bound['bound']} {bound['value']}: the search refused it ({bound['refused']})"
     if all(e["agree"] for e in checked["configurations"]):
         return (f"bounded by {bound['bound']} {bound['value']}: {bound['states']:,} states "
                 f"(reference {bound['reference_states']:,}), " + ("exhaustive" if bound["exhaustive"] else "bounded")

@@ -126,7 +126,7 @@ class GossipModel:
         return b if a is None else self.backend.merge(a, b)
 
     def initial(self) -> Node:
-        return Node((None,) * self.config.replicas, (-1,) * self.config.replicas, frozenset(), (), ())
+        return Node((None,) * self.config.replicas, (self.mark(None),) * self.config.replicas, frozenset(), (), ())
 
     def apply(self, n: Node, action: Action) -> Node:
         verb = action[0]

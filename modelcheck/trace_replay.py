@@ -61,8 +61,28 @@ def replay_gossip_ops(backend: Backend, objects: Mapping[int, Any] | Sequence[An
     return states
 
 
+class _Delivered:
+    """The ops' own bookkeeping as a backend: a state is the set of fragment numbers delivered to
+    it (published there, or carried by a snapshot it joined), whatever a real merge kept."""
+
+    def singleton(self, fragment: int) -> frozenset[int]:
+        return frozenset({fragment})
+
+    def merge(self, a: frozenset[int], b: frozenset[int]) -> frozenset[int]:
+        return a | b
+
+
+def delivered_fragments(ops: Sequence[Mapping[str, Any]], fragments: Sequence[int], replicas: int
+                        ) -> list[frozenset[int]]:
+    """Per replica, the fragments the ops delivered to it (empty: nothing), by the same op
+    semantics as ``replay_gossip_ops``: what a replica was sent, not what its backend state kept."""
+    got = replay_gossip_ops(_Delivered(), {f: f for f in fragments}, ops, replicas)  # type: ignore[arg-type]
+    return [frozenset() if s is None else s for s in got]
+
+
 def _replay_gossip(backend: Backend, trace: dict[str, Any], objects: dict[int, Any]) -> tuple[bool, str, str]:
-    states = replay_gossip_ops(backend, objects, trace["ops"], trace["gossip"]["replicas"])
+    replicas = trace["gossip"]["replicas"]
+    states = replay_gossip_ops(backend, objects, trace["ops"], replicas)
     base = trace.get("base", 0)
     expect = trace["expect"][0]
     if expect["kind"] == "same_set_same_render":
@@ -73,6 +93,12 @@ def _replay_gossip(backend: Backend, trace: dict[str, Any], objects: dict[int, A
             return False, "", "the replicas hold different sets"
         a, b = backend.render_digest(states[i], base), backend.render_digest(states[j], base)
         return a != b, a, b
+    # a convergence violation is judged after a complete exchange: every replica delivered every
+    # fragment (a trace cut short leaves a replica behind, which is no violation of C7)
+    delivered = delivered_fragments(trace["ops"], sorted(objects), replicas)
+    behind = next((r for r, got in enumerate(delivered) if got != set(objects)), None)
+    if behind is not None:
+        return False, "", f"replica {behind} was delivered fragments {sorted(delivered[behind])} of {sorted(objects)}"
     union = None
     for i in sorted(objects):
         union = _join(backend, union, backend.singleton(objects[i]))

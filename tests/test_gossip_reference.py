@@ -69,7 +69,8 @@ def test_every_exploration_runs_the_moves_check_and_reports_it():
     r = explore(REF, TIES, SMALL)
     assert r.violation is None and not r.blind and r.details["unrendered_comparisons"] == 0
     checked = r.details["moves_check"]
-    assert checked["agree"] and len(checked["configurations"]) == 4
+    assert checked["agree"] and len(checked["configurations"]) == 6
+    assert min(e["fragments"] for e in checked["configurations"]) == 1  # the domain's smallest fragment count
     assert {e["fold_drops"] for e in checked["configurations"]} == {False, True}
     assert all(e["search"] == e["reference"] for e in checked["configurations"])
 
@@ -184,13 +185,44 @@ def test_the_command_fails_naming_the_blind_instrument(name, tmp_path):
     assert_command_names_blind(tmp_path, PLANTS[name], BLIND_PREFIX[name])
 
 
+# the domain's smallest values refused (a valid configuration made an input error), and the empty
+# replica's mark made a state's: the moves check runs one fragment and depth 0 against the
+# reference, and its counts see two nodes merged by their marks; (class, method, old, new)
+DOMAIN_BUGS = {
+    "one fragment refused": (GossipConfig, "validate", 'integer("fragments", self.fragments, 1,',
+                             'integer("fragments", self.fragments, 2,'),
+    "depth 0 refused": (GossipConfig, "validate", 'integer("max_depth", self.max_depth, 0,',
+                        'integer("max_depth", self.max_depth, 1,'),
+    "an empty replica marked as the second state": (GossipModel, "mark", "return -1", "return +1"),
+}
+DOMAIN_WHY = {"one fragment refused": "the search refused a configuration of its documented domain: fragments=1",
+              "depth 0 refused": "bounded by max_depth 0: the search refused it",
+              "an empty replica marked as the second state": "search vs reference: states"}
+
+
+@pytest.mark.parametrize("name", DOMAIN_BUGS)
+def test_a_domain_refused_or_an_empty_mark_taken_blinds_the_moves_check(name, monkeypatch):
+    cls, method, old, new = DOMAIN_BUGS[name]
+    monkeypatch.setattr(cls, method, _mutated(gossip_model, cls, method, old, new))
+    checked = moves_check(TIES, True)
+    assert not checked["agree"] and DOMAIN_WHY[name] in controls.moves_differences(checked)
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("name", DOMAIN_BUGS)
+def test_the_command_fails_on_a_domain_refused_or_an_empty_mark_taken(name, tmp_path):
+    _, _, old, new = DOMAIN_BUGS[name]
+    assert_command_names_blind(tmp_path, Patch("modelcheck/gossip_model.py", old, new), "gossip moves:")
+
+
 # --- the search's bounds ---------------------------------------------------------------------------
 
 def test_the_bounded_searches_agree_with_the_reference():
     bounded = moves_check(TIES, True)["bounded"]
-    assert [b["bound"] for b in bounded] == ["max_depth", "max_states"]
+    assert [(b["bound"], b["value"]) for b in bounded] == [("max_depth", 5), ("max_depth", 0), ("max_states", 1)]
     assert all(b["agree"] and not b["exhaustive"] for b in bounded), bounded
-    assert bounded[1]["states"] == 1 and bounded[0]["states"] == bounded[0]["reference_states"] > 1
+    assert bounded[1]["states"] == bounded[2]["states"] == 1
+    assert bounded[0]["states"] == bounded[0]["reference_states"] > 1
 
 
 @pytest.mark.parametrize("bug", ["bounded run called exhaustive", "one state past max_states"])
