@@ -146,6 +146,14 @@ def c3_orderings(n: int, max_extra: int, prefix: Sequence[int] = ()) -> int:
             + en.redelivery_count(n, max_extra, prefix))
 
 
+def c3_shards(n: int, max_extra: int) -> list[tuple[tuple[int, ...], int]]:
+    """The C3 shards of arity n, as (prefix, orderings): every prefix of ``PREFIX_LENGTH[n]``
+    arrivals that starts at least one schedule (``plan`` and the plan's own coverage check,
+    ``modelcheck.plan_coverage``, both read it)."""
+    return [(p, count) for p in prefixes(n, PREFIX_LENGTH[n], max_extra)
+            if (count := c3_orderings(n, max_extra, p))]
+
+
 def plan(universes: Sequence[str], settings: Settings) -> list[Shard]:
     """The shards of one run, in the order a single process runs them."""
     shards: list[Shard] = []
@@ -157,10 +165,8 @@ def plan(universes: Sequence[str], settings: Settings) -> list[Shard]:
         u = universe_named(name)
         top = min(settings.max_arity, len(u.fragments))
         for n in range(1, top + 1):
-            for p in prefixes(n, PREFIX_LENGTH[n], settings.redeliveries):
-                count = c3_orderings(n, settings.redeliveries, p)
-                if count:
-                    add(universe=name, kind="c3", n=n, prefix=p, orderings=count, weight=float(count))
+            for p, count in c3_shards(n, settings.redeliveries):
+                add(universe=name, kind="c3", n=n, prefix=p, orderings=count, weight=float(count))
             if n >= 2:
                 add(universe=name, kind="bag", n=n, weight=float(math.factorial(n) + 2 * n))
         refinement = 4.0 * (math.factorial(top) + 110)
