@@ -340,13 +340,13 @@ EQUIVALENT: dict[str, str] = {
         "the shards of N = 6 split by a prefix of 3 instead of 2: prefixes() still lists every prefix that starts a "
         "schedule and the plan drops none that does, so the same schedules are checked in more, smaller shards; "
         "check's defaults stop at N = 5",
-    "modelcheck/shards.py:168:operator_swap_op:277971ea":
+    "modelcheck/shards.py:174:operator_swap_op:277971ea":
         "a universe shard's weight (factorial(top + 1) * 20 instead of / 20): it orders the shards, largest first, "
         "not what they check; results merge in plan order",
-    "modelcheck/shards.py:215:operator_number:c70b1808":
+    "modelcheck/shards.py:221:operator_number:c70b1808":
         "a gossip task's default weight (1.0 instead of 0.0): the runner passes its weight (infinity) explicitly, "
         "and the weight only orders the tasks",
-    "modelcheck/shards.py:362:operator_augmented_assignment:49d6ff0d":
+    "modelcheck/shards.py:368:operator_augmented_assignment:49d6ff0d":
         "the run's render count in the JSON (the last shard's instead of the sum): no row reads it; each shard's own "
         "renders are in shard_costs",
     # the same for modelcheck/coverage.py (--file modelcheck/coverage.py --sample 8 --seed 41)
@@ -386,7 +386,7 @@ EQUIVALENT: dict[str, str] = {
         "with a move reports the same depth, and only the gossip table and JSON print it",
     "modelcheck/gossip_model.py:196:operator_number:52749f52": _TRACE_ONLY,
     "modelcheck/order_checks.py:162:operator_number:69a7cf15": _DIGEST_FIGURE,
-    "modelcheck/shards.py:336:operator_swap_op:44cde09d":
+    "modelcheck/shards.py:342:operator_swap_op:44cde09d":
         "which shard details reach the merged tally's JSON (a C4 witness, the digests-per-set figure, recomputed "
         "across shards anyway): Check.tally decides from checked and found, never from details",
     "modelcheck/gossip_model.py:174:operator_augmented_assignment:ef13f238": _TRACE_ONLY,
@@ -406,29 +406,29 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/order_checks.py:54:operator_if_exp:d43e3607":
         "a head swap that changes nothing returned as its own twin: _with_twin finds it among the universe's "
         "descriptions (the fragment itself, or an equal copy with the same id) and the sets checked are the same",
-    "modelcheck/order_checks.py:216:operator_swap_op:3af05648": "the engine-order row's seconds: " + _DISPLAY,
+    "modelcheck/order_checks.py:222:operator_swap_op:02451960": "the engine-order row's seconds: " + _DISPLAY,
     "modelcheck/shards.py:45:operator_number:5573b670":
         "LAW_RENDERS, an estimate of a shard's weight: it orders the shards (largest first), not what they check",
-    "modelcheck/shards.py:185:operator_swap_op:a61abc5c":
+    "modelcheck/shards.py:191:operator_swap_op:a61abc5c":
         "the bag canary shard's position in the plan (start - k instead of start + k): positions only order the "
         "merge of shard results, and the bag canary's results go to its own tallies, which nothing else reads",
     "modelcheck/instruments.py:128:operator_name:a8c5e45d":
         "the bag canary held to the closed form of no arity (0) instead of N = 2..3 (8): its 6 orders are off "
         "either, so the same comparison must flag it the same way; the record beside it (the canary equal to "
         "N = 3's closed form) and the run without the bag checks (held to 0) pin the arities themselves",
-    "modelcheck/shards.py:286:operator_swap_op:334f930e":
+    "modelcheck/shards.py:292:operator_swap_op:334f930e":
         "a shard's CPU seconds: printed, and the canaries' share of them is reported in the JSON; no row reads it",
-    "modelcheck/shards.py:372:operator_swap_op:26a7df6f":
+    "modelcheck/shards.py:378:operator_swap_op:26a7df6f":
         "the per-set violation sum that tells a split from a shard's own finding is only tested for zero, and a "
         "sum of non-negative counts is zero exactly when its negation is",
     "modelcheck/universe_search.py:50:operator_number:be07f6be":
         "UniverseSearch's default redeliveries: every caller passes it (modelcheck.shards.perform, the replay's "
         "held universe)",
-    "modelcheck/universe_search.py:89:operator_swap_op:44c70224": "the count of renders: " + _DISPLAY,
-    "modelcheck/universe_search.py:95:operator_swap_op:21536ea5": "the count of renders: " + _DISPLAY,
-    "modelcheck/universe_search.py:172:operator_augmented_assignment:8fba9440":
+    "modelcheck/universe_search.py:91:operator_swap_op:44c70224": "the count of renders: " + _DISPLAY,
+    "modelcheck/universe_search.py:97:operator_swap_op:21536ea5": "the count of renders: " + _DISPLAY,
+    "modelcheck/universe_search.py:174:operator_augmented_assignment:8fba9440":
         "the oracle row's count of renders compared (never 0 once a batch ran, so never UNKNOWN): " + _DISPLAY,
-    "modelcheck/universe_search.py:172:operator_swap_op:3a07900e":
+    "modelcheck/universe_search.py:174:operator_swap_op:3a07900e":
         "the oracle row's count of renders compared (never 0 once a batch ran, so never UNKNOWN): " + _DISPLAY,
     "realstate/processes/soak/judge.py:27:operator_number:8861bd6a":
         "the cleaned-temporaries count a replica row starts with: overwritten by the read, or left on an unreadable "
@@ -465,10 +465,10 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/shards.py:44:operator_number:0dc28817":
         "how N = 6 is split into shards (prefixes of 3 instead of 2): the coverage row holds every (universe, N, "
         "family) count to its closed form whatever the split, and the audit's check stops at N = 5",
-    "modelcheck/shards.py:177:operator_swap_op:f0d3692b":
+    "modelcheck/shards.py:183:operator_swap_op:f0d3692b":
         "canary shards also planned for a run that selects no C3 family: no row reads them (judge has no families "
         "then), so only work is added",
-    "modelcheck/shards.py:362:operator_swap_op:fa992e01": "the merged render count: " + _DISPLAY,
+    "modelcheck/shards.py:368:operator_swap_op:fa992e01": "the merged render count: " + _DISPLAY,
     "modelcheck/unions.py:114:operator_keywords:d32d33dd":
         "at N = 1 there is one leaf order, so leaving the loop after it yields the same single tree as continuing",
     "oracle/compare.py:55:operator_swap_op:e29ba9dc":
@@ -511,11 +511,11 @@ EQUIVALENT: dict[str, str] = {
         "which unsampled shard the failing arrival row names in its figure: " + _DISPLAY,
     "modelcheck/order_checks.py:204:operator_augmented_assignment:ee2b0e62":
         "engine_order runs once per universe shard on a fresh tally, so setting and adding its count give the same number",
-    "modelcheck/order_checks.py:216:operator_augmented_assignment:c5d80604":
+    "modelcheck/order_checks.py:222:operator_augmented_assignment:b2db007b":
         "the engine-order row's seconds: " + _DISPLAY,
-    "modelcheck/shards.py:168:operator_swap_op:c57d6c3f":
+    "modelcheck/shards.py:174:operator_swap_op:c57d6c3f":
         "a universe shard's weight (LAW_RENDERS - refinement): it orders the shards, largest first, not what they check",
-    "modelcheck/shards.py:345:operator_augmented_assignment:e8ec288a":
+    "modelcheck/shards.py:351:operator_augmented_assignment:e8ec288a":
         "the universe table's violations column merged by assignment: " + _DISPLAY,
     "realstate/exchange/stores/directory.py:59:operator_remove_unary_ops:86404673":
         "the words that name a foreign entry's kind: " + _DISPLAY,
@@ -597,11 +597,11 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/instruments.py:199:operator_if_exp:837e109a":
         "the arrival canary's BLIND figure always carrying the 'no tally' suffix: text of a row that already "
         "fails (the figure is built only when some family is blind)",
-    "modelcheck/shards.py:165:operator_number:9c3b8adf": "a bag shard's weight: weights order the dispatch and the progress "
+    "modelcheck/shards.py:171:operator_number:9c3b8adf": "a bag shard's weight: weights order the dispatch and the progress "
         "line (Shard.weight, runner.py), never a verdict or a count",
-    "modelcheck/shards.py:166:operator_number:51a26c77": "the whole-universe shard's weight: as the bag shard's, dispatch "
+    "modelcheck/shards.py:172:operator_number:51a26c77": "the whole-universe shard's weight: as the bag shard's, dispatch "
         "order and progress only",
-    "modelcheck/shards.py:363:operator_augmented_assignment:b82e5eb0":
+    "modelcheck/shards.py:369:operator_augmented_assignment:b82e5eb0":
         "the merged CPU seconds keeping the last shard's: a figure (cpu_seconds, the canaries' share_of_cpu); no row "
         "or exit code reads it",
     "realstate/bench/structural.py:129:operator_number:b1d45898":
@@ -643,7 +643,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/instruments.py:201:operator_if_exp:573cfef1":
         "the arrival canary's BLIND figure always naming the traces that do not reproduce: text of a row that "
         "already fails",
-    "modelcheck/shards.py:285:operator_swap_op:9ec15684": "a shard's wall seconds (shard_costs): a figure, never read by a verdict",
+    "modelcheck/shards.py:291:operator_swap_op:9ec15684": "a shard's wall seconds (shard_costs): a figure, never read by a verdict",
     "realstate/bench/structural.py:140:operator_number:043e1461":
         "the distinct-answers control cell with three answers instead of two: any count above one is the fault "
         "the row flags",
@@ -666,6 +666,35 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/instruments.py:365:operator_if_exp:128922c5":
         "a family's tally read even when absent: the instruments judge only the C3 families that ran, and each "
         "of those has its tally in every merge, so the guard is never false",
+    # check's pipeline, a per-file sample (audit --targets instruments --file F --sample 8 --seed 71)
+    "modelcheck/shards.py:83:operator_swap_op:8e18b267":
+        "code_digest's refusal of a package that is not importable or not a package, weakened: its packages are "
+        "fixed by the code (executors.CODE_PACKAGES and the check backend's realstate), each imported by the "
+        "driver, and a worker runs perform_remote from modelcheck; no command names another package "
+        "(tests/test_modelcheck_shards.py pins the refusal)",
+    "modelcheck/shards.py:116:operator_number:a6aa84cd":
+        "Shard.weight's default: plan and plan_canaries give every shard its weight, so the default is never read "
+        "(and a weight only orders the dispatch and the progress line)",
+    "modelcheck/shards.py:174:operator_number:8324ca74":
+        "a universe shard's weight (factorial(top + 2) / 20): it orders the shards, largest first, and the progress "
+        "line, not what they check; results merge in plan order",
+    "modelcheck/shards.py:239:operator_name:799d4792":
+        "gc.freeze before every task instead of once per process: freezing only sets objects aside from the cyclic "
+        "collector (a later task's few leftover cycles stay uncollected: memory, never a count or a verdict)",
+    "modelcheck/instruments.py:223:operator_remove_unary_ops:25964f4f":
+        "the arrival canary's 'seen' in the run's JSON data: " + _DISPLAY + "; the row's outcome reads blind itself",
+    "modelcheck/order_checks.py:166:operator_augmented_assignment:4f48fa42":
+        "the union of every family's digests (digests[None], the universe table's 'canonical digests' column): "
+        "only the table prints it; each family's verdict, and the replay's, read the family's own digests",
+    "modelcheck/coverage.py:249:operator_swap_op:4a641bdd":
+        "the copy-numbering control's builds off their schedule counted down instead of up: every such count of a "
+        "run has the one sign, so their sum over shards is zero exactly when none was off, and the judgement "
+        "(fed_as_reported) reads only whether it is zero; the figure prints the number",
+    "modelcheck/coverage.py:345:operator_swap_op:0a7f73d7":
+        "the first mismatched schedule's text (first_mismatch): " + _DISPLAY + "; the verdict reads the count",
+    "modelcheck/order_checks.py:212:operator_swap_op:a01502f9":
+        "sets[+1] for sets[-1] after the engine-order loop: its last pass is the top arity, whose sets are always "
+        "two (the members, and the members with their twin or the members again), so both name the twin set",
 }
 
 
@@ -693,6 +722,11 @@ GAPS: dict[str, str] = {
     # the instruments' fourth fresh draw (audit --targets instruments --sample 85 --seed 5)
     "modelcheck/gossip_model.py:45:operator_number:93255257":
         "the default --max-states one larger: no audited run reaches the bound (the default run has 28,216 orbits)",
+    "modelcheck/coverage.py:261:operator_swap_op:50f88bd3":
+        "the copy-numbering control renumbering re-delivered copies down (1 -> the original's 0, 2 -> 1) instead of "
+        "up: still another numbering than the schedule's, which the comparison reports for every sampled build in "
+        "every run, so no run shows the change; whether some blind comparison would see the one and miss the other "
+        "is not analysed",
     "modelcheck/gossip_model.py:118:operator_swap_op:00b6d641":
         "an empty replica marked +1 instead of -1 (a mark a state can have): no audited configuration showed a "
         "wrong merge or count; not analysed further",
@@ -700,12 +734,6 @@ GAPS: dict[str, str] = {
         "a fair-exchange violation's trace without its exchange tail: the replay of a convergence trace holds "
         "whenever some replica does not render the union, which a state before the exchange already shows, so "
         "the canary's trace cut short still reproduces (to the digests it records, made from the same ops)",
-    "modelcheck/shards.py:44:operator_number:c8bf6372":
-        "N = 6 without a prefix length: check --max-arity 6 would fail; the audited check runs the default 5",
-    "modelcheck/universe_search.py:58:operator_if_exp:62d28295":
-        "the --only selection ignored inside a shard: verify and the audited check never pass --only",
-    "modelcheck/universe_search.py:58:operator_if_exp:94492b4b":
-        "a selection always read (None would fail): every caller passes one",
     "realstate/processes/soak/power.py:124:operator_name:6cc8860a":
         "the power-loss model dropping the renamed branch of a rename not yet durable: the three planted wrong "
         "orders are still caught by other crash states, so fewer states are judged unseen",
