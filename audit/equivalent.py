@@ -350,11 +350,11 @@ EQUIVALENT: dict[str, str] = {
         "the run's render count in the JSON (the last shard's instead of the sum): no row reads it; each shard's own "
         "renders are in shard_costs",
     # the same for modelcheck/coverage.py (--file modelcheck/coverage.py --sample 8 --seed 41)
-    "modelcheck/coverage.py:307:operator_swap_op:5ea68102":
+    "modelcheck/coverage.py:318:operator_swap_op:5ea68102":
         "the invalid-schedules count subtracted instead of added: every shard's is then <= 0 and nonzero exactly when "
         "it was, and a cell is exact only when it is zero (and when distinct == count, which an invalid schedule "
         "breaks anyway)",
-    "modelcheck/coverage.py:308:operator_augmented_assignment:33cf8d3d":
+    "modelcheck/coverage.py:319:operator_augmented_assignment:33cf8d3d":
         "the distinct count set instead of added: a shard runs run_c3 once, so each family is watched once per "
         "watcher and its Seen starts at zero; shards are summed by Seen.add",
     # the same for modelcheck/instruments.py (--file modelcheck/instruments.py --sample 8 --seed 41)
@@ -446,7 +446,7 @@ EQUIVALENT: dict[str, str] = {
     "realstate/kernel/render.py:138:operator_swap_op:9c1b8979": _ONE_DEVICE,
     "realstate/kernel/render.py:142:operator_remove_unary_ops:bf5efad0": _ONE_DEVICE,
     # the instruments' fresh sample (audit --targets instruments --sample 85 --seed 2)
-    "modelcheck/coverage.py:309:operator_augmented_assignment:9e16d430":
+    "modelcheck/coverage.py:320:operator_augmented_assignment:9e16d430":
         "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
         "count = distinct + invalid + repeated, so any repeat already fails the cell whatever this count says",
     "modelcheck/gossip.py:100:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
@@ -507,7 +507,7 @@ EQUIVALENT: dict[str, str] = {
         "the render-call count: " + _DISPLAY,
     "modelcheck/gossip_verdict.py:115:operator_augmented_assignment:37750d7b":
         "the count of comparisons without a digest set to one instead of incremented: a run's count is only tested for zero, and any such comparison makes it at least one either way; the unrendered control's pair cases each hold one pair, due exactly one",
-    "modelcheck/instruments.py:327:operator_number:e644d917":
+    "modelcheck/instruments.py:330:operator_number:e644d917":
         "which unsampled shard the failing arrival row names in its figure: " + _DISPLAY,
     "modelcheck/order_checks.py:204:operator_augmented_assignment:ee2b0e62":
         "engine_order runs once per universe shard on a fresh tally, so setting and adding its count give the same number",
@@ -663,7 +663,7 @@ EQUIVALENT: dict[str, str] = {
         "read, validated and rendered together (a corrupt fragment or another fingerprint makes the row an error "
         "first), so the store verifies there; the two differ only with temporaries left, which the convergence "
         "row refuses on its own (left == 0 in realstate/processes/soak/outcome.py)",
-    "modelcheck/instruments.py:365:operator_if_exp:128922c5":
+    "modelcheck/instruments.py:368:operator_if_exp:128922c5":
         "a family's tally read even when absent: the instruments judge only the C3 families that ran, and each "
         "of those has its tally in every merge, so the guard is never false",
     # check's pipeline, a per-file sample (audit --targets instruments --file F --sample 8 --seed 71)
@@ -686,12 +686,18 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/order_checks.py:166:operator_augmented_assignment:4f48fa42":
         "the union of every family's digests (digests[None], the universe table's 'canonical digests' column): "
         "only the table prints it; each family's verdict, and the replay's, read the family's own digests",
-    "modelcheck/coverage.py:249:operator_swap_op:4a641bdd":
+    "modelcheck/coverage.py:252:operator_swap_op:4a641bdd":
         "the copy-numbering control's builds off their schedule counted down instead of up: every such count of a "
         "run has the one sign, so their sum over shards is zero exactly when none was off, and the judgement "
         "(fed_as_reported) reads only whether it is zero; the figure prints the number",
-    "modelcheck/coverage.py:345:operator_swap_op:0a7f73d7":
+    "modelcheck/coverage.py:356:operator_swap_op:0a7f73d7":
         "the first mismatched schedule's text (first_mismatch): " + _DISPLAY + "; the verdict reads the count",
+    "modelcheck/coverage.py:266:operator_swap_op:794fb294":
+        "each delivery read as a copy instead of as the original in the copy control's own check: the negation is "
+        "applied to both sides of its comparison, so the two are equal exactly when they were",
+    "modelcheck/coverage.py:259:operator_swap_op:3c8273e5":
+        "the copy control's changed-originals count counted down: one-signed, so it is zero exactly when none "
+        "changed, and the judgement reads only whether it is zero; the figure prints the number",
     "modelcheck/order_checks.py:212:operator_swap_op:a01502f9":
         "sets[+1] for sets[-1] after the engine-order loop: its last pass is the top arity, whose sets are always "
         "two (the members, and the members with their twin or the members again), so both name the twin set",
@@ -722,11 +728,6 @@ GAPS: dict[str, str] = {
     # the instruments' fourth fresh draw (audit --targets instruments --sample 85 --seed 5)
     "modelcheck/gossip_model.py:45:operator_number:93255257":
         "the default --max-states one larger: no audited run reaches the bound (the default run has 28,216 orbits)",
-    "modelcheck/coverage.py:261:operator_swap_op:50f88bd3":
-        "the copy-numbering control renumbering re-delivered copies down (1 -> the original's 0, 2 -> 1) instead of "
-        "up: still another numbering than the schedule's, which the comparison reports for every sampled build in "
-        "every run, so no run shows the change; whether some blind comparison would see the one and miss the other "
-        "is not analysed",
     "modelcheck/gossip_model.py:118:operator_swap_op:00b6d641":
         "an empty replica marked +1 instead of -1 (a mark a state can have): no audited configuration showed a "
         "wrong merge or count; not analysed further",

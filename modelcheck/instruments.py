@@ -302,6 +302,9 @@ def _copies_wrong(merged: Merged) -> tuple[Seen, list[str]]:
         (Seen(off_schedule=control.sampled - control.off_schedule), True, schedule),
     ]
     wrong = [what for record, verdict, what in judged if fed_as_reported(record, []) is not verdict]
+    if control.invalid:
+        wrong.append(f"BLIND: the copy-numbering control changed the originals of {control.invalid:,} builds, "
+                     "not their copies alone")
     if copies.count != closed or not closed:
         wrong.append(f"BLIND: the copy-numbering control built {copies.count:,} schedules, closed form {closed:,}")
     return copies, wrong

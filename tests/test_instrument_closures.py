@@ -27,6 +27,9 @@ PLANTS = {
     "the misfiled-twin scan run over the originals alone": (
         Patch("modelcheck/order_checks.py", "scanned = sets[-1]", "scanned = sets[-2]"),
         ("C3", P.ENGINE_ORDER.name)),
+    "the copy control renumbering copies down (a copy made an original)": (
+        Patch("modelcheck/coverage.py", "expr.copy + 1", "expr.copy - 1"),
+        ("C3", P.COVERAGE_ARRIVAL.name)),
     "a plan without a prefix length for N = 6": (
         Patch("modelcheck/shards.py", "5: 1, 6: 2, 7: 2,", "5: 1, 7: 2,"),
         ("C3", P.COVERAGE_PLAN.name)),
