@@ -361,7 +361,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/instruments.py:99:operator_if_exp:9a6404b2":
         "how an unjudged count is named (its canary always shown): the counts row fails on the list being non-empty; "
         + _DISPLAY,
-    "modelcheck/instruments.py:201:operator_if_exp:37d0c28c":
+    "modelcheck/instruments.py:206:operator_if_exp:37d0c28c":
         "the arrival canary's BLIND figure naming unreproduced traces when there are none: the row's outcome is "
         "holds_if(not blind); " + _DISPLAY,
     # the same for modelcheck/unions.py (--file modelcheck/unions.py --sample 8 --seed 41)
@@ -457,7 +457,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_search.py:168:operator_remove_unary_ops:4576d651":
         "when the pending nodes are checked (after every expansion instead of in batches): every reached node is "
         "still checked, the rest by the final check_pending, with the counts recorded when it was reached",
-    "modelcheck/instruments.py:197:operator_remove_unary_ops:9f84d3c6":
+    "modelcheck/instruments.py:202:operator_remove_unary_ops:9f84d3c6":
         "which figure the arrival canary's row prints: its outcome is holds_if(not blind), whatever the figure",
     "modelcheck/order_checks.py:158:operator_number:fb026392":
         "the universe table's violations column (+2 per differing render): the tally's found, counted by fail(), "
@@ -507,7 +507,7 @@ EQUIVALENT: dict[str, str] = {
         "the render-call count: " + _DISPLAY,
     "modelcheck/gossip_verdict.py:115:operator_augmented_assignment:37750d7b":
         "the count of comparisons without a digest set to one instead of incremented: a run's count is only tested for zero, and any such comparison makes it at least one either way; the unrendered control's pair cases each hold one pair, due exactly one",
-    "modelcheck/instruments.py:330:operator_number:e644d917":
+    "modelcheck/instruments.py:335:operator_number:e644d917":
         "which unsampled shard the failing arrival row names in its figure: " + _DISPLAY,
     "modelcheck/order_checks.py:204:operator_augmented_assignment:ee2b0e62":
         "engine_order runs once per universe shard on a fresh tally, so setting and adding its count give the same number",
@@ -594,7 +594,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_search.py:128:operator_name:7c24bb29":
         "the counts recorded with the root are read only when the root itself violates: the exhaustive flag of a "
         "failing run's report, never its verdict",
-    "modelcheck/instruments.py:199:operator_if_exp:837e109a":
+    "modelcheck/instruments.py:204:operator_if_exp:837e109a":
         "the arrival canary's BLIND figure always carrying the 'no tally' suffix: text of a row that already "
         "fails (the figure is built only when some family is blind)",
     "modelcheck/shards.py:171:operator_number:9c3b8adf": "a bag shard's weight: weights order the dispatch and the progress "
@@ -640,7 +640,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_symmetry.py:116:operator_number:19d653b9":
         "the inverse label's list started with ones instead of zeros: the loop after it writes every entry "
         "(the label is a permutation), so no start value is read",
-    "modelcheck/instruments.py:201:operator_if_exp:573cfef1":
+    "modelcheck/instruments.py:206:operator_if_exp:573cfef1":
         "the arrival canary's BLIND figure always naming the traces that do not reproduce: text of a row that "
         "already fails",
     "modelcheck/shards.py:291:operator_swap_op:9ec15684": "a shard's wall seconds (shard_costs): a figure, never read by a verdict",
@@ -663,7 +663,7 @@ EQUIVALENT: dict[str, str] = {
         "read, validated and rendered together (a corrupt fragment or another fingerprint makes the row an error "
         "first), so the store verifies there; the two differ only with temporaries left, which the convergence "
         "row refuses on its own (left == 0 in realstate/processes/soak/outcome.py)",
-    "modelcheck/instruments.py:368:operator_if_exp:128922c5":
+    "modelcheck/instruments.py:373:operator_if_exp:128922c5":
         "a family's tally read even when absent: the instruments judge only the C3 families that ran, and each "
         "of those has its tally in every merge, so the guard is never false",
     # check's pipeline, a per-file sample (audit --targets instruments --file F --sample 8 --seed 71)
@@ -681,7 +681,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/shards.py:239:operator_name:799d4792":
         "gc.freeze before every task instead of once per process: freezing only sets objects aside from the cyclic "
         "collector (a later task's few leftover cycles stay uncollected: memory, never a count or a verdict)",
-    "modelcheck/instruments.py:223:operator_remove_unary_ops:25964f4f":
+    "modelcheck/instruments.py:228:operator_remove_unary_ops:25964f4f":
         "the arrival canary's 'seen' in the run's JSON data: " + _DISPLAY + "; the row's outcome reads blind itself",
     "modelcheck/order_checks.py:166:operator_augmented_assignment:4f48fa42":
         "the union of every family's digests (digests[None], the universe table's 'canonical digests' column): "
@@ -698,6 +698,31 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/coverage.py:259:operator_swap_op:3c8273e5":
         "the copy control's changed-originals count counted down: one-signed, so it is zero exactly when none "
         "changed, and the judgement reads only whether it is zero; the figure prints the number",
+    # the same four files drawn again on the changed code (--sample 8 --seed 72, --parts check,realstate)
+    "modelcheck/shards.py:174:operator_swap_op:6c06a6d3":
+        "a universe shard's weight (LAW_RENDERS + refinement - factorial(top + 1) / 20): it orders the shards, "
+        "largest first, and the progress line, not what they check; results merge in plan order",
+    "modelcheck/shards.py:351:operator_swap_op:471e3e8f":
+        "the universe table's violations column counted down: " + _DISPLAY,
+    "modelcheck/shards.py:369:operator_swap_op:6878fd3b":
+        "the merged CPU seconds counted down: a figure (cpu_seconds, the canaries' share_of_cpu); no row or exit "
+        "code reads it",
+    "modelcheck/coverage.py:46:operator_number:738eff3b":
+        "the copy-numbering control with up to three re-deliveries instead of two: its schedules include those of "
+        "two and its closed form follows the same constant, so it sees all the smaller one sees (more slowly)",
+    "modelcheck/coverage.py:147:operator_swap_op:e9ad7449":
+        "a one-leaf schedule's identity tagged +1 instead of -1: a leaf is a whole schedule only at N = 1, where "
+        "every key of the shard and family is a leaf, so no merge's identity (two subtree numbers) is there to "
+        "collide with it",
+    "modelcheck/order_checks.py:147:operator_if_exp:d0227a02": _BATCH_ONLY,
+    "modelcheck/instruments.py:398:operator_number:a5467919":
+        "a failing coverage row's figure naming the second differing cell (or raising on the only one): built only "
+        "when a count differs, which no valid input to the correct product makes; the verdict is decided first",
+    "modelcheck/instruments.py:413:operator_swap_op:44fe257f": "the canaries' share_of_cpu figure: " + _DISPLAY,
+    "modelcheck/order_checks.py:231:operator_swap_op:7c4beb4b":
+        "_built_from_desc's bound (index > len(descs) instead of >=): every fragment object is numbered by its "
+        "description's place (a twin's description is appended before its object is filed), so no object is "
+        "numbered len(descs) and the two bounds refuse the same numbers",
     "modelcheck/order_checks.py:212:operator_swap_op:a01502f9":
         "sets[+1] for sets[-1] after the engine-order loop: its last pass is the top arity, whose sets are always "
         "two (the members, and the members with their twin or the members again), so both name the twin set",
@@ -728,6 +753,9 @@ GAPS: dict[str, str] = {
     # the instruments' fourth fresh draw (audit --targets instruments --sample 85 --seed 5)
     "modelcheck/gossip_model.py:45:operator_number:93255257":
         "the default --max-states one larger: no audited run reaches the bound (the default run has 28,216 orbits)",
+    "modelcheck/instruments.py:282:operator_number:68a71946":
+        "the sample-size control two short of its due count instead of one: a judgement weakened to tolerate one "
+        "short would pass it unseen; only such a second fault shows the difference",
     "modelcheck/gossip_model.py:118:operator_swap_op:00b6d641":
         "an empty replica marked +1 instead of -1 (a mark a state can have): no audited configuration showed a "
         "wrong merge or count; not analysed further",

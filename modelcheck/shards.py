@@ -395,7 +395,7 @@ def merge(results: Iterable[ShardResult], universes: Sequence[str]) -> Merged:
             continue
         t = (merged.canaries[canary] if canary else merged.tallies)[check]
         t.details["max digests per set"] = max(t.details.get("max digests per set", 0), len(digests))
-        if len(digests) > 1 and not found.get((canary, check, name, n)):
+        if split_unseen(digests, found.get((canary, check, name, n), 0)):
             t.found += 1
             merged.split.add((canary, check.name, name, n))
             if not canary:
@@ -403,6 +403,13 @@ def merge(results: Iterable[ShardResult], universes: Sequence[str]) -> Merged:
                                     f"at N = {n} to {len(digests)} different digests, though each shard saw one: "
                                     "the render differs between processes (no single-process trace exists)")
     return merged
+
+
+def split_unseen(digests: set[str], found: int) -> bool:
+    """Whether one set's digests, united over its shards, show a render that differs between
+    processes which no shard counted: two digests or more, and no violation counted by its shards
+    (the instruments hold this judgement to a control of two digests, the fewest a split has)."""
+    return len(digests) > 1 and not found
 
 
 def weight_of(task: Task) -> float:

@@ -30,6 +30,9 @@ PLANTS = {
     "the copy control renumbering copies down (a copy made an original)": (
         Patch("modelcheck/coverage.py", "expr.copy + 1", "expr.copy - 1"),
         ("C3", P.COVERAGE_ARRIVAL.name)),
+    "a split across shards counted only from three digests": (
+        Patch("modelcheck/shards.py", "return len(digests) > 1 and not found", "return len(digests) > 2 and not found"),
+        ("C3", P.CANARY_SHARDS.name)),
     "a plan without a prefix length for N = 6": (
         Patch("modelcheck/shards.py", "5: 1, 6: 2, 7: 2,", "5: 1, 7: 2,"),
         ("C3", P.COVERAGE_PLAN.name)),

@@ -82,3 +82,15 @@ def test_a_shard_that_skipped_a_selected_check_fails():
     costs = [{"shard": "ties N=2 prefix []", "kind": "c3", "canary": "", "found": {P.PERMUTATIONS.name: 0}}]
     row = judge_selection(costs, [c.name for c in P.C3_FAMILIES])
     assert row.outcome is Outcome.FAILS and "merge trees selected, not run" in row.figure
+
+
+def test_a_split_judgement_that_needs_three_digests_fails_the_shards_canary_row(monkeypatch):
+    """A render that differs between two processes gives two digests: the judgement is held to that."""
+    from modelcheck import instruments
+    from tests.test_gossip_reference import _mutated
+
+    planted = _mutated(shards, shards, "split_unseen", "len(digests) > 1", "len(digests) > 2")
+    monkeypatch.setattr(shards, "split_unseen", planted)
+    monkeypatch.setattr(instruments, "split_unseen", planted)
+    row = _rows(modelcheck.run(ReferenceBackend(), **SMALL))[P.CANARY_SHARDS.name]
+    assert row.outcome is Outcome.FAILS and "split judgement" in row.figure, row.figure
