@@ -232,7 +232,10 @@ def copies_as_scheduled(backend: Backend, objects: dict[int, Any]) -> Seen:
     or the original's — as off schedule (``Leaves.labels`` against the schedule).  The control:
     each from-scratch build compared, by the same ``arrival``, with the build of its own sequence
     with every re-delivered copy numbered one higher (the same deliveries, other copies), which
-    must count as mismatched and off schedule every time: a comparison blind to copy numbers misses it."""
+    must count as mismatched and off schedule every time: a comparison blind to copy numbers misses it.
+    The control's schedule must keep the schedule's originals (counted apart as invalid otherwise): a
+    control that turned a copy into an original would be seen by a comparison that tells only originals
+    from copies."""
     log: Any = DeliveryLog(backend)
     leaves = Leaves(log, {i: objects[i] for i in range(COPIES_ARITY)})
     seen, control = Seen(), Seen()
@@ -247,12 +250,20 @@ def copies_as_scheduled(backend: Backend, objects: dict[int, Any]) -> Seen:
                 seen.first_mismatch = seen.first_mismatch or f"{_render(expr)} built as [{_labels(fed[0])}]"
             delivered = tuple((leaf.index, leaf.copy) for leaf in leaves_in_order(expr))
             seen.off_schedule += fresh[0] != delivered      # a copy that is not its own object shows here
-            recopied = arrival(log, leaves, from_scratch(log, leaves, _recopied(expr)))
+            other = _recopied(expr)
+            recopied = arrival(log, leaves, from_scratch(log, leaves, other))
             control.sampled += 1
             control.mismatched += fresh != recopied
             control.off_schedule += recopied[0] != delivered
+            # the control's own schedule renumbers copies alone: its originals are the schedule's
+            control.invalid += _originals(leaves_in_order(other)) != _originals(leaves_in_order(expr))
     seen.control = control
     return seen
+
+
+def _originals(delivered: Sequence[Leaf]) -> tuple[tuple[int, bool], ...]:
+    """Each delivery's fragment index and whether it is the original (copy 0), in delivery order."""
+    return tuple((leaf.index, leaf.copy == 0) for leaf in delivered)
 
 
 def _recopied(expr: Expr) -> Expr:

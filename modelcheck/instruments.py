@@ -30,7 +30,7 @@ from modelcheck import properties as P
 from modelcheck.backend import Universe
 from modelcheck.checks import Row
 from modelcheck.coverage import COPIES, COPIES_ARITY, COPIES_EXTRA, Seen, closed_forms
-from modelcheck.shards import Merged
+from modelcheck.shards import Merged, split_unseen
 from modelcheck.tallies import Tallies, Tally
 from modelcheck.trace import NOT_REPRODUCED
 from spec import Check, ClaimResult, Table
@@ -170,6 +170,11 @@ def _union_wrong(merged: Merged, families: Sequence[Check]) -> list[str]:
              for canary, name in sorted(set(sums) | set(unions)) if sums.get((canary, name)) != unions.get((canary, name))]
     lone = [f.name for f in families if sum(1 for cost in merged.shard_costs if cost["canary"] == canaries.ARRIVAL
                                             and cost["found"].get(f.name, 0)) < 2]
+    # the split judgement itself: two digests no shard counted (the fewest a split has) are one; one
+    # digest, or a split its shards counted, are not
+    if not split_unseen({"a", "b"}, 0) or split_unseen({"a"}, 0) or split_unseen({"a", "b"}, 1):
+        wrong.append("BLIND: the union's split judgement does not tell two digests no shard counted from one "
+                     "digest or a split its shards counted")
     if lone:
         wrong.append(f"BLIND: the arrival canary's violations of {', '.join(lone)} did not come from two shards, "
                      "so their sum over shards went untested")
@@ -302,6 +307,9 @@ def _copies_wrong(merged: Merged) -> tuple[Seen, list[str]]:
         (Seen(off_schedule=control.sampled - control.off_schedule), True, schedule),
     ]
     wrong = [what for record, verdict, what in judged if fed_as_reported(record, []) is not verdict]
+    if control.invalid:
+        wrong.append(f"BLIND: the copy-numbering control changed the originals of {control.invalid:,} builds, "
+                     "not their copies alone")
     if copies.count != closed or not closed:
         wrong.append(f"BLIND: the copy-numbering control built {copies.count:,} schedules, closed form {closed:,}")
     return copies, wrong

@@ -203,16 +203,22 @@ class OrderChecks(UniverseSearch):
                         self.fail(tally, lambda p=perm: self._engine_trace(list(p)))
         tally.checked += count
         distinct = self.distinct(top)
-        closed = engine_order_count(top, len(distinct), twin_set_size(self.descs[:self.size], distinct))
+        with_twin = twin_set_size(self.descs[:self.size], distinct)
+        closed = engine_order_count(top, len(distinct), with_twin)
         if count != closed:   # a loop that stops short (or repeats) sorted other orders than it claims
             tally.fail(self.universe.name, None)
             tally.details.setdefault("input orders beside the closed form", f"{count:,} of {closed:,} in "
                                      f"universe {self.universe.name!r}")
-        misfiled = [i for i in sets[-1] if not self._built_from_desc(i)]
+        scanned = sets[-1]   # the top set with its twin, held to its size from the descriptions
+        misfiled = [i for i in scanned if not self._built_from_desc(i)]
         if misfiled:   # a twin sorted under a number whose description is another (or none)
             tally.fail(self.universe.name, None)
             tally.details.setdefault("fragments not built from their description", f"{misfiled} in universe "
                                      f"{self.universe.name!r}")
+        if len(scanned) != with_twin:   # a scan of another set than the twin's would not see a misfiled twin
+            tally.fail(self.universe.name, None)
+            tally.details.setdefault("fragments scanned beside the twin set", f"{len(scanned)} of {with_twin} in "
+                                     f"universe {self.universe.name!r}")
         tally.seconds += time.perf_counter() - started
 
     def _built_from_desc(self, index: int) -> bool:

@@ -86,9 +86,18 @@ COVERAGE_ARRIVAL = register(
     "C3", PART, "coverage: arrival order fed = schedule (from-scratch sample)", ALWAYS,
     "on a sample of every shard, the state each render is given equals the schedule's state "
     "rebuilt from nothing (arrival order and state key), and the comparison sees a control")
+COVERAGE_PLAN = register(
+    "C3", PART, "coverage: shard plan = closed forms at every arity", ALWAYS,
+    "the C3 shard plan of every arity and re-delivery bound check accepts (N = 1..8, R = 0..3), "
+    "built as counts only, holds n!, (2n-2)!/(n-1)! and the surjection counts of schedules per "
+    "family, summed over its shards")
+COVERAGE_SELECTION = register(
+    "C3", PART, "coverage: every shard ran exactly its selection", ALWAYS,
+    "the checks each shard tallied (the canaries' included, whose selections are narrower) are the "
+    "checks of the selection it was handed that its kind runs, none more, none fewer")
 
 C3_FAMILIES = (PERMUTATIONS, MERGE_TREES, REDELIVERIES)
-INSTRUMENTS = (CANARY_ARRIVAL, CANARY_SHARDS, COVERAGE_COUNTS, COVERAGE_ARRIVAL)
+INSTRUMENTS = (CANARY_ARRIVAL, CANARY_SHARDS, COVERAGE_COUNTS, COVERAGE_ARRIVAL, COVERAGE_PLAN, COVERAGE_SELECTION)
 EXHAUSTIVE = (PERMUTATIONS, MERGE_TREES, REDELIVERIES, ENGINE_ORDER, ORACLE, REFINEMENT_ORDER, BAG_ORDER,
               BAG_REDELIVERY, PAIRS, REFINEMENT_BAG, LAWS_C1, REFINEMENT_UNION, LAWS_C2)
 GOSSIP = (GOSSIP_SAME_SET, GOSSIP_FAIR)

@@ -149,7 +149,7 @@ def run_randomized(backend: Backend, geometry: Geometry, examples: int, *, max_n
     except _Found as found:
         result.failing_n = len(found.descs)
         u = Universe("randomized", "fragments drawn by Hypothesis", geometry, tuple(found.descs))
-        uc = UniverseCheck(backend, u, Tallies(), backend_name=backend_name, mutant=mutant)
+        uc = UniverseCheck(backend, u, Tallies(), backend_name=backend_name, mutant=mutant, selected=P.ALL)
         result.failing_check = found.check
         result.trace = uc.c3_trace(P.RANDOMIZED, found.ref, found.bad)
     result.seconds = time.perf_counter() - started

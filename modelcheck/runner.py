@@ -17,6 +17,7 @@ from modelcheck.checks import Row, Tallies, Tally
 from modelcheck.executors import InProcess, make_executor
 from modelcheck.gossip import GossipConfig, GossipResult, explore
 from modelcheck.instruments import judge
+from modelcheck.plan_coverage import judge_plan
 from modelcheck.shards import (
     BackendRecipe,
     GossipTask,
@@ -28,6 +29,7 @@ from modelcheck.shards import (
     plan,
     plan_canaries,
 )
+from modelcheck.selection_check import judge_selection
 from modelcheck.universes import select
 from spec import ArgumentError, Check, ClaimResult, Expect, Outcome, PartReport, Progress, Table, no_progress
 from spec.arguments import integer
@@ -244,6 +246,9 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
         instruments = judge(merged, picked, max_arity, redeliveries,
                             [c for c in P.C3_FAMILIES if c in chosen] if shard_plan else [], P.BAG_ORDER in chosen)
         report.results += instruments.results
+        if instruments.results:   # the C3 families ran: the plan of every arity, each shard's selection
+            report.results += [judge_plan(MAX_EXHAUSTIVE_ARITY, MAX_REDELIVERIES),
+                               judge_selection(merged.shard_costs, settings.checks)]
         report.tables += instruments.tables
         report.notes += instruments.notes
         stopped = fail_fast and _violated(merged.tallies)

@@ -146,6 +146,14 @@ def c3_orderings(n: int, max_extra: int, prefix: Sequence[int] = ()) -> int:
             + en.redelivery_count(n, max_extra, prefix))
 
 
+def c3_shards(n: int, max_extra: int) -> list[tuple[tuple[int, ...], int]]:
+    """The C3 shards of arity n, as (prefix, orderings): every prefix of ``PREFIX_LENGTH[n]``
+    arrivals that starts at least one schedule (``plan`` and the plan's own coverage check,
+    ``modelcheck.plan_coverage``, both read it)."""
+    return [(p, count) for p in prefixes(n, PREFIX_LENGTH[n], max_extra)
+            if (count := c3_orderings(n, max_extra, p))]
+
+
 def plan(universes: Sequence[str], settings: Settings) -> list[Shard]:
     """The shards of one run, in the order a single process runs them."""
     shards: list[Shard] = []
@@ -157,10 +165,8 @@ def plan(universes: Sequence[str], settings: Settings) -> list[Shard]:
         u = universe_named(name)
         top = min(settings.max_arity, len(u.fragments))
         for n in range(1, top + 1):
-            for p in prefixes(n, PREFIX_LENGTH[n], settings.redeliveries):
-                count = c3_orderings(n, settings.redeliveries, p)
-                if count:
-                    add(universe=name, kind="c3", n=n, prefix=p, orderings=count, weight=float(count))
+            for p, count in c3_shards(n, settings.redeliveries):
+                add(universe=name, kind="c3", n=n, prefix=p, orderings=count, weight=float(count))
             if n >= 2:
                 add(universe=name, kind="bag", n=n, weight=float(math.factorial(n) + 2 * n))
         refinement = 4.0 * (math.factorial(top) + 110)
@@ -389,7 +395,7 @@ def merge(results: Iterable[ShardResult], universes: Sequence[str]) -> Merged:
             continue
         t = (merged.canaries[canary] if canary else merged.tallies)[check]
         t.details["max digests per set"] = max(t.details.get("max digests per set", 0), len(digests))
-        if len(digests) > 1 and not found.get((canary, check, name, n)):
+        if split_unseen(digests, found.get((canary, check, name, n), 0)):
             t.found += 1
             merged.split.add((canary, check.name, name, n))
             if not canary:
@@ -397,6 +403,13 @@ def merge(results: Iterable[ShardResult], universes: Sequence[str]) -> Merged:
                                     f"at N = {n} to {len(digests)} different digests, though each shard saw one: "
                                     "the render differs between processes (no single-process trace exists)")
     return merged
+
+
+def split_unseen(digests: set[str], found: int) -> bool:
+    """Whether one set's digests, united over its shards, show a render that differs between
+    processes which no shard counted: two digests or more, and no violation counted by its shards
+    (the instruments hold this judgement to a control of two digests, the fewest a split has)."""
+    return len(digests) > 1 and not found
 
 
 def weight_of(task: Task) -> float:

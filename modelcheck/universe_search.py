@@ -48,14 +48,16 @@ class UniverseSearch:
 
     def __init__(self, backend: Backend, universe: Universe | HeldUniverse, tallies: Tallies, *,
                  backend_name: str, mutant: str | None, redeliveries: int = 1,
-                 progress: Progress = no_progress, selected: Iterable[Check] | None = None,
+                 selected: Iterable[Check], progress: Progress = no_progress,
                  bag_copies: str = APPENDED) -> None:
+        """``selected``: the checks to run, always named by the caller (a default would let a caller
+        that forgot its selection run every check unseen)."""
         if bag_copies not in (APPENDED, INTERLEAVED):
             raise ValueError(f"bag_copies must be {APPENDED!r} or {INTERLEAVED!r}, not {bag_copies!r}")
         self.backend, self.universe, self.tallies = backend, universe, tallies
         self.backend_name, self.mutant = backend_name, mutant
         self.max_extra, self.progress, self.bag_copies = redeliveries, progress, bag_copies
-        self.selected = frozenset(selected) if selected is not None else frozenset(P.ALL)
+        self.selected = frozenset(selected)
         self.base = universe.base
         # a held universe has no descriptions: nothing of it can be written into a trace
         self.traced = isinstance(universe, Universe)

@@ -124,3 +124,19 @@ def test_planted_instrument_bugs_are_caught_by_the_commands_that_exercise_them(t
         result = run_mutant(mutant, config)
         assert result.detected, (part, [c.to_json() for c in result.cells])
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def test_each_mutant_is_judged_once() -> None:
+    """A dict literal keeps the last of two equal keys silently: a mutant judged twice (two reasons,
+    perhaps one of them stale) is refused here instead."""
+    tree = ast.parse(Path("audit/equivalent.py").read_text(encoding="utf-8"))
+    seen: dict[str, int] = {}
+    twice = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for key in node.keys:
+                if isinstance(key, ast.Constant) and isinstance(key.value, str) and ":operator_" in key.value:
+                    if key.value in seen:
+                        twice.append(key.value)
+                    seen[key.value] = key.lineno
+    assert not twice, twice

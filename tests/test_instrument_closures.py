@@ -24,6 +24,22 @@ PLANTS = {
     "a twin filed under the last original's number": (
         Patch("modelcheck/order_checks.py", "index = len(self.descs) - 1", "index = len(self.descs) - 2"),
         ("C3", P.ENGINE_ORDER.name)),
+    "the misfiled-twin scan run over the originals alone": (
+        Patch("modelcheck/order_checks.py", "scanned = sets[-1]", "scanned = sets[-2]"),
+        ("C3", P.ENGINE_ORDER.name)),
+    "the copy control renumbering copies down (a copy made an original)": (
+        Patch("modelcheck/coverage.py", "expr.copy + 1", "expr.copy - 1"),
+        ("C3", P.COVERAGE_ARRIVAL.name)),
+    "a split across shards counted only from three digests": (
+        Patch("modelcheck/shards.py", "return len(digests) > 1 and not found", "return len(digests) > 2 and not found"),
+        ("C3", P.CANARY_SHARDS.name)),
+    "a plan without a prefix length for N = 6": (
+        Patch("modelcheck/shards.py", "5: 1, 6: 2, 7: 2,", "5: 1, 7: 2,"),
+        ("C3", P.COVERAGE_PLAN.name)),
+    "the selection ignored inside a shard": (
+        Patch("modelcheck/universe_search.py", "self.selected = frozenset(selected)\n",
+              "self.selected = frozenset(P.ALL)\n"),
+        ("C3", P.COVERAGE_SELECTION.name)),
 }
 
 

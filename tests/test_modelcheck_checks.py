@@ -8,6 +8,7 @@ import hashlib
 import pytest
 
 import modelcheck
+from modelcheck import properties as P
 from modelcheck import schedules as en
 from modelcheck.checks import Row, Tallies, UniverseCheck
 from modelcheck.reference import ReferenceBackend
@@ -103,7 +104,8 @@ def test_every_ordering_is_rendered_never_memoized():
             Counting.calls += 1
             return self.inner.render_digest(state, base)
 
-    uc = UniverseCheck(Counting(), universe("ties"), Tallies(), backend_name="reference", mutant=None)
+    uc = UniverseCheck(Counting(), universe("ties"), Tallies(), backend_name="reference", mutant=None,
+                       selected=P.ALL)
     uc.c3(4, Row(4))
     assert Counting.calls >= 1 + en.permutation_count(4) + en.tree_count(4) + en.redelivery_count(4, 1)
 
@@ -198,7 +200,8 @@ def test_a_held_universe_is_searched_like_its_data_and_counted_without_traces():
     counts = {}
     for name, subject in (("data", u), ("held", held)):
         tallies = Tallies()
-        uc = UniverseCheck(bug, subject, tallies, backend_name="reference", mutant="order-by-arrival")
+        uc = UniverseCheck(bug, subject, tallies, backend_name="reference", mutant="order-by-arrival",
+                           selected=P.ALL)
         row = uc.run_c3(3)
         counts[name] = (row.permutations, row.trees, row.redeliveries, row.violations,
                         {c.name: (t.checked, t.found) for c, t in tallies.items()})
@@ -207,7 +210,8 @@ def test_a_held_universe_is_searched_like_its_data_and_counted_without_traces():
     # BagMerge re-delivery in every interleaving of the copy (the replay's count) or appended
     for copies, expected in ((INTERLEAVED, en.redelivery_count(3, 1)), ("appended", 3)):
         tallies = Tallies()
-        uc = UniverseCheck(REF, held, tallies, backend_name="reference", mutant=None, bag_copies=copies)
+        uc = UniverseCheck(REF, held, tallies, backend_name="reference", mutant=None, bag_copies=copies,
+                           selected=P.ALL)
         uc.c4(3, Row(3))
         (bag_redelivery,) = [t for c, t in tallies.items() if c.name == "BagMerge re-delivery"]
         assert bag_redelivery.checked == expected and bag_redelivery.found == expected

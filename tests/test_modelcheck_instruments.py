@@ -276,6 +276,17 @@ def test_the_copy_numbering_control_builds_its_closed_form_and_sees_each_control
     assert seen.control.mismatched == seen.control.off_schedule == seen.control.sampled == 20
 
 
+def test_a_copy_control_that_renumbers_a_copy_into_an_original_fails_the_arrival_row(monkeypatch):
+    """Copies numbered one lower (copy 1 becomes the original): still another numbering, but one a
+    comparison telling only originals from copies would see; the control must change copies alone."""
+    from tests.test_gossip_reference import _mutated
+
+    down = _mutated(coverage, coverage, "_recopied", "expr.copy + 1", "expr.copy - 1")
+    monkeypatch.setattr(coverage, "_recopied", down)
+    row = rows(modelcheck.run(ReferenceBackend(), **SMALL, workers=1))[P.COVERAGE_ARRIVAL.name]
+    assert row.outcome is Outcome.FAILS and "changed the originals of" in row.figure, row.figure
+
+
 def test_a_re_delivery_of_the_original_object_fails_the_arrival_row(monkeypatch):
     """Copy 1 handed out as the original object: both builds read the same objects, so they agree,
     and a set shows first deliveries only; the deliveries' labels against the schedule's do not."""

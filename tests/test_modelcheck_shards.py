@@ -60,7 +60,8 @@ def test_shards_split_by_prefix_sum_to_the_whole_arity():
     """C3 at N = 4 run as one shard and as the shards of every 2-arrival prefix: same counts,
     same digests per family (the merge unites digests across shards)."""
     u = universe("ties")
-    whole = UniverseCheck(ReferenceBackend(), u, Tallies(), backend_name="reference", mutant=None, redeliveries=1)
+    whole = UniverseCheck(ReferenceBackend(), u, Tallies(), backend_name="reference", mutant=None, redeliveries=1,
+                          selected=P.ALL)
     row = whole.run_c3(4)
     settings = Settings(4, 1, "arrival", tuple(c.name for c in P.ALL), "reference", None)
     parts = [shards.Shard(k, "ties", "c3", 4, p, c3_orderings(4, 1, p)) for k, p in enumerate(prefixes(4, 2, 1))]
@@ -115,6 +116,15 @@ def test_a_worker_running_other_code_is_refused(monkeypatch):
     with pytest.raises(InputError, match="other code than the driver"):
         shards.perform_remote(forged, shards.GossipTask(Settings(1, 0, "arrival", (), "reference", None),
                                                         "ties", modelcheck.gossip.GossipConfig()))
+
+
+@pytest.mark.parametrize("name", ["canonmerge_no_such_package", "math"])
+def test_code_digest_refuses_what_is_not_an_importable_package(name):
+    """Not importable, or a module without a package's folder: an input error naming it."""
+    from spec import InputError
+
+    with pytest.raises(InputError, match=f"package '{name}' is not importable here"):
+        shards.code_digest([name])
 
 
 @pytest.mark.ray
