@@ -106,6 +106,8 @@ INSTRUMENT_TARGETS: tuple[Target, ...] = (
     Target("modelcheck/coverage.py", parts=_CHECKING),
     Target("modelcheck/instruments.py", {"_coverage_table": REPORTING}, _CHECKING),
     Target("modelcheck/canary.py", parts=_CHECKING),
+    Target("modelcheck/plan_coverage.py", parts=_CHECKING),
+    Target("modelcheck/selection_check.py", parts=_CHECKING),
     Target("modelcheck/gossip.py", parts=("check",)),
     Target("modelcheck/gossip_model.py", parts=("check",)),
     Target("modelcheck/gossip_search.py", parts=("check",)),
