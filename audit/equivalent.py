@@ -701,6 +701,31 @@ EQUIVALENT: dict[str, str] = {
     "realstate/exchange/stores/directory.py:136:operator_swap_op:e9ef1f6b":
         "a marker of exactly MAX_MARKER_BYTES (4096) refused as not small instead of as an unknown layout: the "
         "marker text is 77 bytes, so such a marker is refused either way, and no caller reads which reason",
+    # the shard-plan and selection checks, a sample of their files (--file modelcheck/plan_coverage.py
+    # --file modelcheck/selection_check.py --sample 24 --seed 81)
+    "modelcheck/plan_coverage.py:69:operator_number:1010a8dd":
+        "judge_plan's start value of the largest plan: the loop overwrites it (N = 1 always has a prefix length), "
+        "and an empty plan's control is blind whatever its N and R",
+    "modelcheck/plan_coverage.py:69:operator_number:827ce4b6":
+        "judge_plan's start value of the largest plan: the loop overwrites it (N = 1 always has a prefix length), "
+        "and an empty plan's control is blind whatever its N and R",
+    "modelcheck/plan_coverage.py:70:operator_number:c6da25b9":
+        "the plans also built at one re-delivery bound above the largest accepted: the same enumerators meet the "
+        "same closed forms there, so only work is added",
+    "modelcheck/plan_coverage.py:71:operator_number:83fb3672":
+        "the plan loop also visiting N = max + 1: that arity has no prefix length, so the loop skips it (the "
+        "missing-prefix list is made over the accepted arities alone)",
+    "modelcheck/selection_check.py:53:operator_remove_unary_ops:a1d571e5":
+        "the selection controls built from a canary C3 shard's record instead of a real one: both tallied C3 "
+        "families, and the controls only leave one of them out of a record and of a selection",
+    "modelcheck/selection_check.py:53:operator_swap_op:9332022d":
+        "the first real C3 shard taken whether or not it tallied a C3 family: every real C3 shard tallies the "
+        "run's C3 families (a run selecting none plans no C3 shard)",
+    "modelcheck/selection_check.py:74:operator_if_exp:7c6f9b2b": "the selection row's figure text: " + _DISPLAY,
+    "modelcheck/selection_check.py:74:operator_number:cd66f3e2": "the selection row's figure text: " + _DISPLAY,
+    "modelcheck/selection_check.py:74:operator_swap_op:a4b3ed84": "the selection row's figure text: " + _DISPLAY,
+    "modelcheck/selection_check.py:79:operator_swap_op:81f7438a":
+        "the selection row's control_blind JSON field: the outcome is decided from the problems list; " + _DISPLAY,
     "modelcheck/instruments.py:373:operator_if_exp:128922c5":
         "a family's tally read even when absent: the instruments judge only the C3 families that ran, and each "
         "of those has its tally in every merge, so the guard is never false",
@@ -789,6 +814,10 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
 # "Fragment equality inverted"), and render_layout has no default base any more.
 GAPS: dict[str, str] = {
     # the instruments' fourth fresh draw (audit --targets instruments --sample 85 --seed 5)
+    "modelcheck/selection_check.py:58:operator_swap_op:157b954e":
+        "the selection control leaving out the smallest name of all C3 families instead of the smallest the shard "
+        "ran: in a run of every check that name was run, so the control is the same; an --only run without it "
+        "would be reported blind (a false alarm, not a pass), and the audited check runs every check",
     "modelcheck/instruments.py:282:operator_number:68a71946":
         "the sample-size control two short of its due count instead of one: a judgement weakened to tolerate one "
         "short would pass it unseen; only such a second fault shows the difference",

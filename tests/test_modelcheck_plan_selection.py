@@ -8,7 +8,7 @@ from __future__ import annotations
 import modelcheck
 from modelcheck import properties as P
 from modelcheck import shards
-from modelcheck.plan_coverage import judge_plan, short_of, sums
+from modelcheck.plan_coverage import _control_seen, judge_plan, short_of, sums
 from modelcheck.reference import ReferenceBackend
 from modelcheck.runner import MAX_EXHAUSTIVE_ARITY, MAX_REDELIVERIES
 from modelcheck.selection_check import handed, judge_selection, off_selection
@@ -47,6 +47,15 @@ def test_the_plan_comparison_sees_a_repeated_shard():
     planned = shards.c3_shards(6, 2)
     assert not short_of(sums(planned, 6, 2), 6, 2)
     assert short_of(sums(planned + planned[:1], 6, 2), 6, 2)
+
+
+def test_the_control_must_be_short_by_exactly_the_shard_it_left_out():
+    """A control that leaves out two shards is still found short, but not by exactly its last
+    shard: it is blind, as is one on an empty plan."""
+    planned = shards.c3_shards(8, 3)
+    assert _control_seen(planned, 8, 3)
+    assert not _control_seen(planned[:-1], 8, 3)
+    assert not _control_seen([], 8, 3)
 
 
 def test_a_real_run_reports_both_rows_holding():
