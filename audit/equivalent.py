@@ -446,7 +446,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/coverage.py:320:operator_augmented_assignment:9e16d430":
         "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
         "count = distinct + invalid + repeated, so any repeat already fails the cell whatever this count says",
-    "modelcheck/gossip.py:100:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
+    "modelcheck/gossip.py:103:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
     "modelcheck/gossip_search.py:122:operator_if_exp:8a0f5211":
         "the trace of a same-set violation also carries the fair exchange's moves after the violating state: the "
         "verdict, its depth and pair are the same, and the replay (run on the canary's trace in every exploration) "
@@ -488,7 +488,7 @@ EQUIVALENT: dict[str, str] = {
         "the gossip canary's configuration with one bound one larger: the order-by-arrival render is still reported as the shallowest violation of each check at the depths expected, which the canary requires",
     "modelcheck/gossip_controls.py:100:operator_name:93fa5105":
         "the canary's verdict for a universe of fewer than 2 fragments: every universe holds at least 6, so no input reaches it",
-    "modelcheck/gossip_controls.py:210:operator_keywords:fe15f490":
+    "modelcheck/gossip_controls.py:233:operator_keywords:fe15f490":
         "FragmentIndices numbering a fragment by the first other description: with the moves check's two fragments this swaps their numbers, a relabelling that changes no count",
     "modelcheck/gossip_search.py:64:operator_number:af2584e3":
         "GossipResult's default count of comparisons without renders: every search overwrites it with the verdict's count",
@@ -544,15 +544,15 @@ EQUIVALENT: dict[str, str] = {
         "it never makes durable, whatever its temporary is called (a 17-character one reads as a foreign entry, "
         "which the store tolerates)",
     # the gossip explorer's controls that need no second fault: their own survivors
-    "modelcheck/gossip_controls.py:353:operator_number:c98ae8a1":
+    "modelcheck/gossip_controls.py:376:operator_number:c98ae8a1":
         "the unrendered control's one-digest case fills replica 1's record instead of replica 0's: the pair is (0, 1) either way, so one side of it is still missing, and the verdict's test is symmetric in the two",
-    "modelcheck/gossip_controls.py:380:operator_number:373fb706":
+    "modelcheck/gossip_controls.py:403:operator_number:373fb706":
         "the key control's replicas all marked 1 instead of 0: one mark for all four in all three nodes, so every replica's signature is still the same in all three and the keys relate as before",
-    "modelcheck/gossip_controls.py:380:operator_number:5d590c89":
+    "modelcheck/gossip_controls.py:403:operator_number:5d590c89":
         "the key control's nodes with fragment 1 published instead of 0, so fragment 0 waits at replica 0: the relabelled four-cycle (0 3 1 2) is also the first one relabelled by a rotation that fixes replica 0, and the two two-cycles still have signatures equal to the four-cycle's, replica by replica, so both relations are the same",
-    "modelcheck/gossip_controls.py:380:operator_number:c1f7a0e3":
+    "modelcheck/gossip_controls.py:403:operator_number:c1f7a0e3":
         "the key control's marks tuple one entry longer: the key reads one mark per configured replica (four), never the fifth",
-    "modelcheck/gossip_controls.py:381:operator_number:d0e27bad":
+    "modelcheck/gossip_controls.py:404:operator_number:d0e27bad":
         "the key control's messages carry snapshot mark 1 instead of 0: the same in every message of all three nodes, so every replica's signature is still the same in all three and only the endpoints tell them apart",
     # a per-file sample of the gossip verdict and symmetry (audit --file F --sample 8 --seed 41)
     "modelcheck/gossip_verdict.py:45:operator_number:9048bbe1":
@@ -570,19 +570,19 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip.py:79:operator_number:fb40f952":
         "the blind line of an unrendered comparison the verdict reported as a violation names the verdict's pair instead of its kind: the line is appended whatever it names (text only)",
     # the instruments' third fresh draw (audit --targets instruments --sample 85 --seed 4)
-    "modelcheck/gossip.py:111:operator_swap_op:f7de8405":
+    "modelcheck/gossip.py:114:operator_swap_op:f7de8405":
         "_differences builds the text of a cross-check that already disagrees (gossip.py calls it only on the blind "
         "line): it can change that line, or fail while a failing row is reported, never a verdict",
     "modelcheck/gossip_controls.py:50:operator_number:8b3e9748":
         "the order-by-arrival canary's configuration with in-flight <= 3 instead of 2: the canary still has its "
         "shallowest violation and its one-move-short copy (the depth of the first violation does not depend on the "
         "bound above 2), so it is caught the same way; only more states are explored",
-    "modelcheck/gossip_controls.py:279:operator_number:4e1d38b8":
+    "modelcheck/gossip_controls.py:302:operator_number:4e1d38b8":
         "the bounded check's depth at least 2 instead of 1: the reference's depth on its configuration is 10, so "
         "max(1, 5) and max(2, 5) are the same 5",
-    "modelcheck/gossip_controls.py:290:operator_swap_op:5e488b8c":
+    "modelcheck/gossip_controls.py:313:operator_swap_op:5e488b8c":
         "the bounded runs' 'violation' field in the JSON: display only; their agreement reads r.violation itself",
-    "modelcheck/gossip_controls.py:368:operator_number:b6be559f":
+    "modelcheck/gossip_controls.py:391:operator_number:b6be559f":
         "the orbit-key control's configuration with two fragments: the control's states publish nothing, and a "
         "second unpublished fragment's home does not bar the relabelling of the four-cycle, so the key still merges "
         "the cycle with its relabelling and tells it from two two-cycles",
@@ -669,7 +669,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_controls.py:142:operator_name:4c0c0db4":
         "the cross-check's verdict for a universe of fewer than 2 fragments: every universe holds at least 6, so "
         "no input reaches it",
-    "modelcheck/gossip_controls.py:188:operator_number:afc8e966":
+    "modelcheck/gossip_controls.py:211:operator_number:afc8e966":
         "orbit_count's relabelled marks list started with ones instead of zeros: the loop after it writes every "
         "entry (the relabelling is a permutation), so no start value is read",
     "modelcheck/gossip_search.py:61:operator_number:b05b6a75":
@@ -726,6 +726,46 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/selection_check.py:74:operator_swap_op:a4b3ed84": "the selection row's figure text: " + _DISPLAY,
     "modelcheck/selection_check.py:79:operator_swap_op:81f7438a":
         "the selection row's control_blind JSON field: the outcome is decided from the problems list; " + _DISPLAY,
+    # the instruments' fifth fresh draw (audit --targets instruments --sample 85 --seed 6)
+    "modelcheck/coverage.py:65:operator_swap_op:d59b004c":
+        "the merge trees' closed form by true division: (2n-2)!/(n-1)! is an integer below 2^53 for every accepted "
+        "N, so the float compares equal to every count; only its printed form gains '.0'",
+    "modelcheck/coverage.py:362:operator_number:44bf9ffe":
+        "which list the off-schedule example's '?' note looks in: text of a row that already fails",
+    "modelcheck/gossip.py:70:operator_swap_op:cf5347fb":
+        "the unproved symmetry merge's example moves in the JSON: reached only when a merge is unproved, when the "
+        "run is already BLIND",
+    "modelcheck/gossip_verdict.py:46:operator_augmented_assignment:2e53bca6": "the gossip render-call count: " + _DISPLAY,
+    "modelcheck/instruments.py:200:operator_number:f3079f27":
+        "the default of a missing unit's expected count, 1 instead of 0: the same expression also flags a unit "
+        "with no expected count (`or not expected.get(.., 0)`), so every family is flagged as before",
+    "modelcheck/order_checks.py:64:operator_number:4fee58c3":
+        "swapped_heads_of comparing head 1 with head 1: it differs from the exchange test only for a member that is "
+        "the first fragment's head exchange, which no universe holds (every pair of every universe compared "
+        "both ways: the same answers); held universes have no descriptions and skip it",
+    "modelcheck/order_checks.py:166:operator_swap_op:a15d8291":
+        "a C3 row's digest union intersected instead: every digest beyond the fold's own is already a violation "
+        "of the row, and the fold's digest (the one compared across shards) is kept either way",
+    "modelcheck/order_checks.py:230:operator_swap_op:adbf2fe0":
+        "a held universe's scanned numbers compared with <= its size: a held universe adds no twin, so every "
+        "scanned number is below its size",
+    "modelcheck/plan_coverage.py:55:operator_name:c460867b":
+        "the plan control on an empty plan: the largest plan is empty only when no arity has a prefix length, "
+        "when the row already fails naming each",
+    "modelcheck/selection_check.py:74:operator_number:9e646b8a": "the selection row's figure text: " + _DISPLAY,
+    "modelcheck/universe_search.py:184:operator_augmented_assignment:21e8de38":
+        "the oracle tally's count of bag renders: a figure; the bag orders themselves are counted by the BagMerge "
+        "rows' tallies, which the instruments hold to their closed form",
+    "oracle/compare.py:84:operator_number:97c7a80e": "the hex width of a layout mismatch's text: " + _DISPLAY,
+    "realstate/processes/replicate/faulty_gathers.py:116:operator_swap_op:4b2686a5":
+        "which blind figure the faulty gathers' text names: 'ok' is counted apart from it, and the run's "
+        "verdict reads 'ok'",
+    "realstate/processes/soak/ledger.py:47:operator_swap_op:3fdacf2d":
+        "the ledger's descriptor after close set to 1 instead of -1: the soak closes the ledger once, in "
+        "tear_down, after the driver's last acknowledgment, so the mark is never read",
+    "realstate/processes/soak/neighbour.py:139:operator_name:e58c58f0":
+        "the outsider's directory made without parents: its parent is the soak's own work directory, which "
+        "exists",
     "modelcheck/instruments.py:373:operator_if_exp:128922c5":
         "a family's tally read even when absent: the instruments judge only the C3 families that ran, and each "
         "of those has its tally in every merge, so the guard is never false",
@@ -818,6 +858,18 @@ GAPS: dict[str, str] = {
         "the selection control leaving out the smallest name of all C3 families instead of the smallest the shard "
         "ran: in a run of every check that name was run, so the control is the same; an --only run without it "
         "would be reported blind (a false alarm, not a pass), and the audited check runs every check",
+    # the instruments' fifth fresh draw (audit --targets instruments --sample 85 --seed 6)
+    "modelcheck/gossip_model.py:35:operator_swap_op:4de06201":
+        "the largest --max-depth accepted lowered to 60: a valid deeper bound refused as an input error; no "
+        "audited run passes --max-depth",
+    "modelcheck/order_checks.py:138:operator_swap_op:a4331100":
+        "the shuffled iteration mode read inverted: other runs render one schedule a batch (slower, same "
+        "digests); a run with --iteration shuffled on a render that fails gets traces whose shuffles are not "
+        "reseeded, which no audited run asks for",
+    "realstate/processes/soak/power.py:97:operator_name:739e708c":
+        "the sync-before-rename control store also leaving its file unsynced: it is then torn in more crash "
+        "states, still seen; only a model that drops the rename-not-durable states (a second fault) would be "
+        "missed through it",
     "modelcheck/instruments.py:282:operator_number:68a71946":
         "the sample-size control two short of its due count instead of one: a judgement weakened to tolerate one "
         "short would pass it unseen; only such a second fault shows the difference",

@@ -81,6 +81,9 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
     if not keyed["cycles_told_apart"]:
         result.blind.append("gossip symmetry reduction: its orbit key does not tell a four-cycle of messages from two "
                             "two-cycles (every replica's signature the same)")
+    if not keyed["nodes_as_claimed"]:
+        result.blind.append("gossip symmetry reduction: the orbit key's control nodes are not what they claim (every "
+                            "replica sending one message and sent one; a relabelling; two two-cycles)")
     if not keyed["relabelling_merged"]:
         result.blind.append("gossip symmetry reduction: its orbit key tells a four-cycle of messages from its own "
                             "relabelling")

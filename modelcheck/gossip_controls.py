@@ -147,6 +147,29 @@ def cross_check(backend: Backend, universe: Universe, fair_exchange: bool, fold_
                                 fair_exchange=fair_exchange, keep_keys=True)
     runs["reduced"] = search(backend, universe, dataclasses.replace(config, symmetry=True, fold_drops=fold_drops),
                              fair_exchange=fair_exchange)
+    out = compare_reductions(runs, config, fold_drops)
+    # the comparison shown to see, on copies of these very searches: the reduced search one state
+    # more, and (folded) the plain search one state more, must each make it disagree (when the
+    # searches hold; a violation stops them, and then only their verdicts are compared)
+    if out["orbits_by_brute_force"] is None:
+        out["controls_unseen"] = None
+        return out
+    doctored = {"reduced": dict(runs, reduced=dataclasses.replace(runs["reduced"], states=runs["reduced"].states + 1))}
+    if fold_drops:
+        doctored["plain"] = dict(runs, plain=dataclasses.replace(plain, states=plain.states + 1))
+    unseen = [name for name, copy in doctored.items() if compare_reductions(copy, config, fold_drops)["agree"]]
+    out["controls_unseen"] = unseen
+    if unseen and out["agree"]:
+        out["agree"] = False
+        out["why"] = ("BLIND: the comparison did not see a copy with one state more in the "
+                      + " and ".join(f"{name} search" for name in unseen))
+    return out
+
+
+def compare_reductions(runs: dict[str, GossipResult], config: GossipConfig, fold_drops: bool) -> dict[str, Any]:
+    """The cross-check's one comparison of the plain and reduced searches' results (see
+    ``cross_check``), of the real searches and of the doctored copies alike."""
+    plain = runs["plain"]
     out: dict[str, Any] = {"replicas": config.replicas, "fragments": config.fragments, "in_flight": config.in_flight,
                            "fold_drops": fold_drops, "unproved_merges": runs["reduced"].unproved_merges}
     for name, r in runs.items():
@@ -381,4 +404,23 @@ def key_control() -> dict[str, Any]:
                                      tuple(((s, d, 0), None) for s, d in pairs), ()))
             for name, pairs in KEY_NODES.items()}
     return {"relabelling_merged": keys["four-cycle"] == keys["four-cycle relabelled"],
-            "cycles_told_apart": keys["four-cycle"] != keys["two two-cycles"]}
+            "cycles_told_apart": keys["four-cycle"] != keys["two two-cycles"],
+            "nodes_as_claimed": key_nodes_as_claimed()}
+
+
+KEY_RELABELLING = {0: 2, 1: 0, 2: 3, 3: 1}  # maps the four-cycle onto "four-cycle relabelled"
+
+
+def key_nodes_as_claimed() -> bool:
+    """The key control's premise, checked in the run, apart from the key: in each node every
+    replica sends one message and is sent one (so every replica's signature is the same in all
+    three), ``KEY_RELABELLING`` maps the four-cycle onto its relabelling, and the third node is two
+    cycles of two.  A node edited so that some replica's signature differs would let a key that
+    reads signatures alone tell the cycles apart, and the control would stop showing anything."""
+    replicas = list(range(KEY_CONFIG.replicas))
+    each_one = all(sorted(s for s, _ in pairs) == sorted(d for _, d in pairs) == replicas
+                   and all(s != d for s, d in pairs) for pairs in KEY_NODES.values())
+    relabelled = sorted((KEY_RELABELLING[s], KEY_RELABELLING[d]) for s, d in KEY_NODES["four-cycle"])
+    step = dict(KEY_NODES["two two-cycles"])
+    return (each_one and relabelled == sorted(KEY_NODES["four-cycle relabelled"])
+            and all(step[step[r]] == r for r in replicas))

@@ -57,7 +57,7 @@ BUGS = {
         'model.fair_exchange(n) if (result.kind == "fair-exchange") and False else []',
         "gossip verdict: its canary (an order-by-arrival render) was not reported"),
     "the folded cross-check fed no plain states": (
-        controls, gossip, "cross_check", "for k in plain.reached or []}", "for k in plain.reached and []}",
+        controls, controls, "compare_reductions", "for k in plain.reached or []}", "for k in plain.reached and []}",
         "gossip reductions (symmetry and drop folding): the reduced and plain searches disagree"),
 }
 
@@ -68,7 +68,7 @@ def test_every_run_runs_the_controls_and_they_hold():
     assert r.details["canary"]["refused_copy"] == {"ops": 5, "expected_ops": 5, "replays": False}
     assert [(c["due"], c["counted"], c["violation"]) for c in r.details["unrendered_control"]] == [
         (1, 1, None), (1, 1, None), (3, 3, None)]
-    assert r.details["key_control"] == {"relabelling_merged": True, "cycles_told_apart": True}
+    assert r.details["key_control"] == {"relabelling_merged": True, "cycles_told_apart": True, "nodes_as_claimed": True}
     assert [c["fold_drops"] for c in r.details["reduction_checks"].values()] == [False, True]
 
 
@@ -83,10 +83,21 @@ def test_the_key_controls_nodes_are_what_they_claim():
     assert all(step[step[r]] == r for r in range(4))  # no four-cycle: every replica is back after two steps
 
 
+@pytest.mark.parametrize("pairs", [((0, 1), (1, 1), (2, 3), (3, 2)), ((0, 2), (1, 0), (2, 3), (3, 2)),
+                                   ((0, 1), (1, 2), (2, 3), (3, 0))])
+def test_key_nodes_edited_out_of_their_claim_blind_the_exploration(pairs, monkeypatch):
+    """A third node where some replica sends to itself, or is sent two, or that is a four-cycle
+    after all: the run's premise check reports the key control blind."""
+    monkeypatch.setitem(KEY_NODES, "two two-cycles", pairs)
+    assert key_control()["nodes_as_claimed"] is False
+    r = explore(REF, TIES, SMALL)
+    assert any("control nodes are not what they claim" in b for b in r.blind), r.blind
+
+
 def test_a_key_that_forgets_its_messages_and_a_verdict_that_compares_a_missing_digest_fail_the_controls(monkeypatch):
     _, cls, method, old, new, _ = BUGS["an orbit key without its message list"]
     monkeypatch.setattr(cls, method, _mutated(gossip_symmetry, cls, method, old, new))
-    assert key_control() == {"relabelling_merged": True, "cycles_told_apart": False}
+    assert key_control() == {"relabelling_merged": True, "cycles_told_apart": False, "nodes_as_claimed": True}
     _, cls, method, old, new, _ = BUGS["a pair with one digest missing compared"]
     monkeypatch.setattr(cls, method, _mutated(gossip_verdict, cls, method, old, new))
     assert [(c["counted"], c["violation"]) for c in unrendered_control(TIES)] == [
@@ -118,3 +129,15 @@ def test_a_moves_check_that_leaves_out_the_folding_blinds_the_run(monkeypatch):
     r = explore(REF, TIES, SMALL)
     plain_only = "not each checked plain and folded (" + ", ".join(["plain"] * 6) + ")"
     assert any(b.startswith("gossip moves:") and plain_only in b for b in r.blind), r.blind
+
+
+def test_the_cross_check_comparison_must_see_its_doctored_copies(monkeypatch):
+    """The folded comparison joined by 'or' (when verdicts agree, the folded key set and the plain
+    states are no longer compared): the doctored copy with one plain state more is then accepted,
+    so the cross-check reports itself blind."""
+    monkeypatch.setattr(controls, "compare_reductions", _mutated(
+        controls, controls, "compare_reductions", "agree = (agree and {folded(k)", "agree = (agree or {folded(k)"))
+    checked = controls.cross_check(REF, TIES, True, fold_drops=True)
+    assert checked["controls_unseen"] == ["plain"] and not checked["agree"]
+    assert checked["why"].startswith("BLIND")
+    assert controls.cross_check(REF, TIES, True, fold_drops=False)["controls_unseen"] == []
