@@ -195,14 +195,10 @@ def _hardware_half() -> bool:
 
 # storage dtype -> (kernel, numpy element type of its arrays, whether the bits are IEEE half)
 _KERNELS = {torch.bfloat16: (_rotate_16bit, np.uint16, False), torch.float32: (_rotate_float32, np.float32, False)}
-# the same for the in-place kernel small renders rotate with
-_ROW_KERNELS = {torch.bfloat16: (_rotate_rows_16bit, np.uint16, False),
-                torch.float32: (_rotate_rows_float32, np.float32, False)}
-# the same kernels, called with the buffer's address (what ``rotate_rows`` calls)
+# the in-place kernels small renders rotate with, called with the buffer's address (``rotate_rows``)
 _ROW_KERNELS_AT = {torch.bfloat16: (_rotate_rows_at_16bit, False), torch.float32: (_rotate_rows_at_float32, False)}
 if _hardware_half():
     _KERNELS[torch.float16] = (_rotate_16bit, np.uint16, True)
-    _ROW_KERNELS[torch.float16] = (_rotate_rows_16bit, np.uint16, True)
     _ROW_KERNELS_AT[torch.float16] = (_rotate_rows_at_16bit, True)
 DTYPES = tuple(_KERNELS)
 
