@@ -482,7 +482,7 @@ EQUIVALENT: dict[str, str] = {
         "the key order of a ledger line's JSON: read_ledger parses it by key",
     "realstate/processes/soak/neighbour.py:165:operator_number:b538ce30": "how many changed entries a neighbour problem lists: " + _DISPLAY,
     "realstate/processes/soak/neighbour.py:168:operator_number:c35e058a": "how many replicas a neighbour problem lists: " + _DISPLAY,
-    "realstate/processes/soak/power.py:195:operator_name:4419bde6":
+    "realstate/processes/soak/power.py:204:operator_name:4419bde6":
         "the power-loss model's work directory made without parents: check_put's caller made its parent",
     # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
     "modelcheck/gossip_controls.py:50:operator_number:772cd8e1":
@@ -538,9 +538,9 @@ EQUIVALENT: dict[str, str] = {
         "the seconds a structural control's rows are given: _flagged reads only their outcomes and findings",
     "realstate/processes/soak/power.py:44:operator_number:ec79f636":
         "how many blocks the power-loss model splits a put into (4 or 5): a crash state at every block boundary either way, judged by the same invariants",
-    "realstate/processes/soak/power.py:172:operator_name:d95526a1":
+    "realstate/processes/soak/power.py:181:operator_name:d95526a1":
         "a crash state's directory made without parents: its parent is the model's own work directory, made before",
-    "realstate/processes/soak/power.py:66:operator_number:381a3778":
+    "realstate/processes/soak/power.py:74:operator_number:381a3778":
         "the temporary name of a wrong-order control (16 or 17 characters): each control is reported for the step "
         "it never makes durable, whatever its temporary is called (a 17-character one reads as a foreign entry, "
         "which the store tolerates)",
@@ -687,10 +687,10 @@ EQUIVALENT: dict[str, str] = {
         "the controls themselves, never from that entry; " + _DISPLAY,
     "realstate/bench/structural.py:170:operator_number:daab9c31":
         "the seconds a structural control's rows are given: _naming_rows reads only their findings",
-    "realstate/processes/soak/power.py:240:operator_name:b0d2ff8a":
+    "realstate/processes/soak/power.py:254:operator_name:b0d2ff8a":
         "the power-loss model's work directory made with exist_ok=False: the soak names it under its own fresh "
         "temporary directory, so it never exists before",
-    "realstate/processes/soak/power.py:240:operator_name:fa78c958":
+    "realstate/processes/soak/power.py:254:operator_name:fa78c958":
         "the power-loss model's work directory made without parents: its parent is the soak's own temporary "
         "directory, made before",
     "realstate/processes/soak/neighbour.py:341:operator_number:25c9dc5e":
@@ -867,10 +867,6 @@ GAPS: dict[str, str] = {
         "the shuffled iteration mode read inverted: other runs render one schedule a batch (slower, same "
         "digests); a run with --iteration shuffled on a render that fails gets traces whose shuffles are not "
         "reseeded, which no audited run asks for",
-    "realstate/processes/soak/power.py:97:operator_name:739e708c":
-        "the sync-before-rename control store also leaving its file unsynced: it is then torn in more crash "
-        "states, still seen; only a model that drops the rename-not-durable states (a second fault) would be "
-        "missed through it",
     "modelcheck/instruments.py:282:operator_number:68a71946":
         "the sample-size control two short of its due count instead of one: a judgement weakened to tolerate one "
         "short would pass it unseen; only such a second fault shows the difference",

@@ -150,6 +150,24 @@ def test_the_directory_put_survives_power_loss_and_the_controls_are_reported(tmp
     assert len(controls[SYNC_AFTER_RENAME]) == 4  # 0 to 3 of 4 blocks, in the states the rename may yet be lost
 
 
+def test_a_control_that_breaks_more_than_its_own_invariant_is_blind(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sync-before-rename control also leaving its file unsynced is still reported (torn as
+    well as lost), but no longer shows only what it is there for: the table says so."""
+    monkeypatch.setattr(power._SyncBeforeRenameStore, "_write_atomic", _unsynced_write_atomic)
+    table = power_table(tmp_path, soak_fragment(0, 3, 0, SHAPE))
+    assert table.violations == []
+    assert table.blind == [f"negative control '{SYNC_BEFORE_RENAME}' was reported lost and torn, where its wrong "
+                           "order is lost alone"]
+
+
+def _unsynced_write_atomic(self: Any, name: str, chunks: Any) -> None:
+    temp = self._write_temp(chunks, fsync=False)
+    self._fsync_directory()
+    os.replace(temp, self.path / name)
+    self.step("renamed")
+
+
 RENAMED_BRANCH_DROPPED = ("else {False, True} if renamed else", "else {False} if renamed else")
 
 
