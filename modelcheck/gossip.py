@@ -61,6 +61,10 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
     moves = moves_check(universe, fair_exchange)
     moves["seconds"] = round(time.perf_counter() - moves_started, 3)
     result.details["moves_check"] = moves
+    unseen = [f"{b['bound']} {b['value']}" for b in moves.get("bounded", []) if not b.get("control_seen", True)]
+    if unseen:
+        result.blind.append("gossip moves: the bounded check's comparison did not see a copy with one state more or "
+                            "called exhaustive (" + ", ".join(unseen) + ")")
     if not moves["agree"]:
         result.blind.append("gossip moves: the search's counts differ from the independent enumeration of the "
                             f"model ({moves_differences(moves)})")
@@ -96,6 +100,9 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
         if not checked["agree"]:
             result.blind.append(f"gossip reductions ({_REDUCTIONS[fold]}): the reduced and plain searches disagree on "
                                 f"{CROSS_CHECK_TEXT} ({checked.get('why') or _differences(checked)})")
+        if checked.get("controls_unseen"):
+            result.blind.append(f"gossip reductions ({_REDUCTIONS[fold]}): the comparison did not see a copy with one "
+                                "state more in the " + " and ".join(checked["controls_unseen"]) + " search")
     result.details["folded_moves"] = result.folded_moves if config.fold_drops else None
     result.details["unfolded_states"] = result.unfolded_states if config.fold_drops else None
     result.details["unfolded_states_exact"] = not config.symmetry if config.fold_drops else None

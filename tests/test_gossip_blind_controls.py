@@ -138,6 +138,18 @@ def test_the_cross_check_comparison_must_see_its_doctored_copies(monkeypatch):
     monkeypatch.setattr(controls, "compare_reductions", _mutated(
         controls, controls, "compare_reductions", "agree = (agree and {folded(k)", "agree = (agree or {folded(k)"))
     checked = controls.cross_check(REF, TIES, True, fold_drops=True)
-    assert checked["controls_unseen"] == ["plain"] and not checked["agree"]
-    assert checked["why"].startswith("BLIND")
+    assert checked["controls_unseen"] == ["plain"]
     assert controls.cross_check(REF, TIES, True, fold_drops=False)["controls_unseen"] == []
+    r = explore(REF, TIES, SMALL)
+    assert any("did not see a copy with one state more in the plain search" in b for b in r.blind), r.blind
+
+
+def test_the_bounded_check_must_see_its_doctored_copies(monkeypatch):
+    """The bounded comparison with its violation test joined by 'or' accepts any bounded search
+    that found no violation: the copies with one state more, or called exhaustive, then agree too,
+    and the exploration reports the bounded check blind."""
+    monkeypatch.setattr(controls, "bounded_agrees", _mutated(
+        controls, controls, "bounded_agrees", "and not exhaustive and violation is None",
+        "and not exhaustive or violation is None"))
+    r = explore(REF, TIES, SMALL)
+    assert any("bounded check's comparison did not see" in b for b in r.blind), r.blind
