@@ -153,3 +153,27 @@ def test_the_bounded_check_must_see_its_doctored_copies(monkeypatch):
         "and not exhaustive or violation is None"))
     r = explore(REF, TIES, SMALL)
     assert any("bounded check's comparison did not see" in b for b in r.blind), r.blind
+
+
+# the same plants as the in-process tests above, through ``canonmerge check`` on a scratch copy
+COMMAND_PLANTS = {
+    "the folded cross-check comparison joined by 'or'": (
+        Patch("modelcheck/gossip_controls.py", "agree = (agree and {folded(k)", "agree = (agree or {folded(k)"),
+        "gossip reductions (symmetry and drop folding): the comparison did not see a copy with one state more"),
+    "the bounded comparison's violation test joined by 'or'": (
+        Patch("modelcheck/gossip_controls.py", "and not exhaustive and violation is None",
+              "and not exhaustive or violation is None"),
+        "gossip moves: the bounded check's comparison did not see"),
+    "a replica of the key control's third node sending to itself": (
+        Patch("modelcheck/gossip_controls.py", "((0, 1), (1, 0), (2, 3), (3, 2))}", "((0, 1), (1, 1), (2, 3), (3, 2))}"),
+        "gossip symmetry reduction: the orbit key's control nodes are not what they claim"),
+    "a replica of the key control's third node sent two messages": (
+        Patch("modelcheck/gossip_controls.py", "((0, 1), (1, 0), (2, 3), (3, 2))}", "((0, 2), (1, 0), (2, 3), (3, 2))}"),
+        "gossip symmetry reduction: the orbit key's control nodes are not what they claim"),
+}
+
+
+@pytest.mark.audit
+@pytest.mark.parametrize("name", COMMAND_PLANTS)
+def test_the_command_fails_naming_the_blind_comparison_or_premise(name, tmp_path):
+    assert_command_names_blind(tmp_path, *COMMAND_PLANTS[name])

@@ -36,6 +36,9 @@ PLANTS = {
     "a plan without a prefix length for N = 6": (
         Patch("modelcheck/shards.py", "5: 1, 6: 2, 7: 2,", "5: 1, 7: 2,"),
         ("C3", P.COVERAGE_PLAN.name)),
+    "the plan control leaving out two shards": (
+        Patch("modelcheck/plan_coverage.py", "sums(shards[:-1], n, redeliveries)", "sums(shards[:-2], n, redeliveries)"),
+        ("C3", P.COVERAGE_PLAN.name)),
     "the selection ignored inside a shard": (
         Patch("modelcheck/universe_search.py", "self.selected = frozenset(selected)\n",
               "self.selected = frozenset(P.ALL)\n"),
@@ -80,3 +83,19 @@ def test_canonmerge_soak_catches_a_power_loss_model_that_drops_a_rename_not_yet_
     assert durable["outcome"] == "fails"
     assert ("blind instrument: the power-loss model (negative control 'a store that fsyncs the file only after "
             "renaming it' was not reported by the invariants)") in durable["figure"]
+
+
+@pytest.mark.audit
+def test_canonmerge_soak_catches_a_power_loss_control_that_breaks_more_than_its_own_invariant(tmp_path) -> None:
+    """The sync-before-rename store also leaving its file unsynced is still reported, torn as well
+    as lost; the run says the control no longer shows its own wrong order."""
+    patch = Patch("realstate/processes/soak/power.py", "temp = self._write_temp(chunks, fsync=True)",
+                  "temp = self._write_temp(chunks, fsync=False)")
+    out = ScratchCopy(tmp_path / "scratch").apply(patch).run("soak", *SMALL, "--faults", "0", timeout=600)
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr
+    rows = {r["check"]: r for r in json.loads(out.stdout)["parts"][0]["results"]}
+    durable = rows["soak: every acknowledged put is present on every replica"]
+    assert durable["outcome"] == "fails"
+    assert ("negative control 'a store that fsyncs its directory before the rename' was reported lost and torn, "
+            "where its wrong order is lost alone") in durable["figure"]
