@@ -534,8 +534,9 @@ EQUIVALENT: dict[str, str] = {
     "realstate/processes/replicate/faulty_gathers.py:98:operator_number:ad0f0c3d":
         "how much of a failed comparison's error a control's fate quotes: the fate then starts 'no verdict' either "
         "way, never 'accepted' or 'rejected', which is all the verdict reads; " + _DISPLAY,
-    "realstate/bench/structural.py:161:operator_number:ec310a0c":
-        "the seconds a structural control's rows are given: _flagged reads only their outcomes and findings",
+    "realstate/bench/structural.py:177:operator_number:78d289dd":
+        "the seconds a structural control's rows are given: _flagged and _naming_rows read only their outcomes "
+        "and findings",
     "realstate/processes/soak/power.py:44:operator_number:ec79f636":
         "how many blocks the power-loss model splits a put into (4 or 5): a crash state at every block boundary either way, judged by the same invariants",
     "realstate/processes/soak/power.py:181:operator_name:d95526a1":
@@ -682,11 +683,9 @@ EQUIVALENT: dict[str, str] = {
     # the per-file samples of the power-loss model, the bench rows, the neighbour and the directory store
     # (--sample 8 --seed 71), and the survivors of the controls added for them
     "realstate/bench/structural.py:95:operator_number:b7713874": "each structural row's share of the bench's seconds: " + _DISPLAY,
-    "realstate/bench/structural.py:183:operator_if_exp:150d65f7":
+    "realstate/bench/structural.py:184:operator_if_exp:150d65f7":
         "the 'controls' entry of a row's details left out: the row's outcome and BLIND figure are decided from "
         "the controls themselves, never from that entry; " + _DISPLAY,
-    "realstate/bench/structural.py:170:operator_number:daab9c31":
-        "the seconds a structural control's rows are given: _naming_rows reads only their findings",
     "realstate/processes/soak/power.py:254:operator_name:b0d2ff8a":
         "the power-loss model's work directory made with exist_ok=False: the soak names it under its own fresh "
         "temporary directory, so it never exists before",
@@ -704,16 +703,16 @@ EQUIVALENT: dict[str, str] = {
         "marker text is 77 bytes, so such a marker is refused either way, and no caller reads which reason",
     # the shard-plan and selection checks, a sample of their files (--file modelcheck/plan_coverage.py
     # --file modelcheck/selection_check.py --sample 24 --seed 81)
-    "modelcheck/plan_coverage.py:69:operator_number:1010a8dd":
+    "modelcheck/plan_coverage.py:74:operator_number:1010a8dd":
         "judge_plan's start value of the largest plan: the loop overwrites it (N = 1 always has a prefix length), "
         "and an empty plan's control is blind whatever its N and R",
-    "modelcheck/plan_coverage.py:69:operator_number:827ce4b6":
+    "modelcheck/plan_coverage.py:74:operator_number:827ce4b6":
         "judge_plan's start value of the largest plan: the loop overwrites it (N = 1 always has a prefix length), "
         "and an empty plan's control is blind whatever its N and R",
-    "modelcheck/plan_coverage.py:70:operator_number:c6da25b9":
+    "modelcheck/plan_coverage.py:75:operator_number:c6da25b9":
         "the plans also built at one re-delivery bound above the largest accepted: the same enumerators meet the "
         "same closed forms there, so only work is added",
-    "modelcheck/plan_coverage.py:71:operator_number:83fb3672":
+    "modelcheck/plan_coverage.py:76:operator_number:83fb3672":
         "the plan loop also visiting N = max + 1: that arity has no prefix length, so the loop skips it (the "
         "missing-prefix list is made over the accepted arities alone)",
     "modelcheck/selection_check.py:53:operator_remove_unary_ops:a1d571e5":
@@ -750,7 +749,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/order_checks.py:230:operator_swap_op:adbf2fe0":
         "a held universe's scanned numbers compared with <= its size: a held universe adds no twin, so every "
         "scanned number is below its size",
-    "modelcheck/plan_coverage.py:55:operator_name:c460867b":
+    "modelcheck/plan_coverage.py:61:operator_name:c460867b":
         "the plan control on an empty plan: the largest plan is empty only when no arity has a prefix length, "
         "when the row already fails naming each",
     "modelcheck/selection_check.py:74:operator_number:9e646b8a": "the selection row's figure text: " + _DISPLAY,
@@ -789,8 +788,8 @@ EQUIVALENT: dict[str, str] = {
         "swapped_heads_of requiring more than two heads: it differs only for a member that is the first "
         "fragment's head exchange, which no universe holds (every pair of every universe compared both ways)",
     "modelcheck/order_checks.py:161:operator_swap_op:5b1b1c5f": "a C3 tally's seconds: " + _DISPLAY,
-    "modelcheck/plan_coverage.py:46:operator_number:9ebddc23": "the default count a plan difference's text shows: " + _DISPLAY,
-    "modelcheck/plan_coverage.py:78:operator_remove_unary_ops:76bf7566":
+    "modelcheck/plan_coverage.py:52:operator_number:9ebddc23": "the default count a plan difference's text shows: " + _DISPLAY,
+    "modelcheck/plan_coverage.py:83:operator_remove_unary_ops:76bf7566":
         "each plan's 'exact' JSON field: the row's outcome reads the differences list; " + _DISPLAY,
     "modelcheck/shards.py:44:operator_number:4578456f":
         "N = 2 split by a prefix of one arrival instead of none: the plan still meets the closed forms (held in "

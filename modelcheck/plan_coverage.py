@@ -38,11 +38,17 @@ def sums(shards: Sequence[tuple[tuple[int, ...], int]], n: int, redeliveries: in
     return out
 
 
+def _closed(n: int, redeliveries: int) -> dict[str, int]:
+    """The closed forms of each family, and their sum as the shards' orderings."""
+    forms = closed_forms(n, redeliveries)
+    forms[ORDERINGS] = sum(forms.values())
+    return forms
+
+
 def short_of(planned: dict[str, int], n: int, redeliveries: int) -> list[str]:
     """The one comparison, of the real plan and of its control: each family's sum, and the
     shards' orderings, against the closed forms; empty when none differs."""
-    forms = closed_forms(n, redeliveries)
-    forms[ORDERINGS] = sum(forms.values())
+    forms = _closed(n, redeliveries)
     return [f"{key} {planned.get(key, 0):,}, closed form {closed:,}"
             for key, closed in forms.items() if planned.get(key) != closed]
 
@@ -54,8 +60,7 @@ def _control_seen(shards: Sequence[tuple[tuple[int, ...], int]], n: int, redeliv
     if not shards:
         return False
     kept, left_out = sums(shards[:-1], n, redeliveries), sums(shards[-1:], n, redeliveries)
-    forms = closed_forms(n, redeliveries)
-    forms[ORDERINGS] = sum(forms.values())
+    forms = _closed(n, redeliveries)
     return bool(short_of(kept, n, redeliveries)) and all(forms[k] - kept[k] == left_out[k] for k in forms)
 
 

@@ -155,28 +155,29 @@ CONTROLS: dict[str, tuple[dict[str, Any], str, str]] = {
 }
 
 
-def _flagged(record: dict[str, Any], check: str, finding: str) -> bool:
-    """Whether, of the rows over the one control cell, exactly ``check`` fails and exactly ``finding``
-    names the cell: a control cell that broke another row too would not show this row could see."""
-    rows = _rows([record], "control", 0.0)  # the rows read a record, never change it
+def _flagged(rows: Sequence[ClaimResult], record: dict[str, Any], check: str, finding: str) -> bool:
+    """Whether, of the ``rows`` over the one control cell, exactly ``check`` fails and exactly
+    ``finding`` names the cell: a control cell that broke another row too would not show this row could see."""
     failing = {r.check for r in rows if r.outcome is Outcome.FAILS}
     named = {k for r in rows for k, v in r.details.items() if isinstance(v, list) and _name(record) in v}
     return (failing, named) == ({check}, {finding})  # one comparison, no part can drop out
 
 
-def _naming_rows(record: dict[str, Any]) -> set[str]:
-    """The rows (their checks) over the one control cell whose findings name the cell: where the
+def _naming_rows(rows: Sequence[ClaimResult], record: dict[str, Any]) -> set[str]:
+    """The ``rows`` (their checks) over the one control cell whose findings name the cell: where the
     control belongs, read from what the rows report rather than from the row ``CONTROLS`` files it under."""
-    return {r.check for r in _rows([record], "control", 0.0)
-            for v in r.details.values() if isinstance(v, list) and _name(record) in v}
+    return {r.check for r in rows for v in r.details.values() if isinstance(v, list) and _name(record) in v}
 
 
 def structural_results(records: Sequence[dict[str, Any]], model: str, seconds: float) -> list[ClaimResult]:
     """The four rows over ``records`` (module doc), each failed and marked ``BLIND:`` where a control
     of it (``CONTROLS``) went unflagged; ``controls`` in each row's details says what each showed."""
     rows = _rows(records, model, seconds)
-    seen = {name: (check, _flagged(record, check, finding)) for name, (record, check, finding) in CONTROLS.items()}
-    owners = {name: _naming_rows(record) for name, (record, _, _) in CONTROLS.items()}
+    # each control cell's rows, made once: the rows read a record, never change it
+    control_rows = {name: _rows([record], "control", 0.0) for name, (record, _, _) in CONTROLS.items()}
+    seen = {name: (check, _flagged(control_rows[name], record, check, finding))
+            for name, (record, check, finding) in CONTROLS.items()}
+    owners = {name: _naming_rows(control_rows[name], record) for name, (record, _, _) in CONTROLS.items()}
     amended = []
     for row in rows:
         mine = {name: ok for name, (check, ok) in seen.items() if check == row.check}
