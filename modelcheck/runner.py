@@ -151,6 +151,10 @@ def _controls_note(g: GossipResult) -> str:
                  f"{sym.get('folded_states', sym['plain_states']):,} "
                  + ("folded" if sym["fold_drops"] else "plain") + " states"
                  + (f" ({sym['plain_states']:,} plain = the sum of their splits)" if sym["fold_drops"] else ""))
+    counted = g.details.get("census") or {}
+    text += ("; census: " + (f"{counted['census']['states']:,} states, {counted['census']['transitions']:,} "
+                             "transitions = the search's" if counted.get("compared") else
+                             f"not compared ({counted.get('why', 'not run')})"))
     return text
 
 

@@ -169,10 +169,10 @@ BLIND_PREFIX = {"never publishes": "gossip moves:", "pair renders discarded": "g
                 "a depth-bounded search called exhaustive": "gossip moves:"}
 
 
-def assert_command_names_blind(tmp_path, patch, prefix: str) -> None:
-    """``canonmerge check`` on a scratch copy with ``patch`` planted exits 1, both gossip rows
-    fail, and a blind line starts with ``prefix``."""
-    out = ScratchCopy(tmp_path).apply(patch).run(*COMMAND, timeout=900)
+def assert_command_names_blind(tmp_path, patch, prefix: str, command: tuple[str, ...] = COMMAND) -> None:
+    """``canonmerge check`` (``command``) on a scratch copy with ``patch`` planted exits 1, both
+    gossip rows fail, and a blind line starts with ``prefix``."""
+    out = ScratchCopy(tmp_path).apply(patch).run(*command, timeout=900)
     assert out.returncode == 1, out.stderr[-2000:]
     assert "Traceback" not in out.stderr
     assert GOSSIP_ROWS <= failing_rows(out.stdout)

@@ -25,7 +25,7 @@ RULES: dict[str, tuple[frozenset[str], frozenset[str] | str]] = {
     "spec": (frozenset(), frozenset()),
     "oracle": (frozenset(), frozenset({"numpy"})),
     "proofs": (frozenset({"spec"}), frozenset({"z3"})),
-    "modelcheck": (frozenset({"spec", "oracle"}), frozenset({"hypothesis", "ray"})),
+    "modelcheck": (frozenset({"spec", "oracle"}), frozenset({"hypothesis", "ray", "numpy"})),
     "realstate": (frozenset(), frozenset()),  # the public face: names resolved lazily by string
     "realstate.kernel": (frozenset({"spec"}), frozenset({"torch", "numpy", "numba", "llvmlite", "transformers"})),
     "realstate.models": (frozenset({"spec", "realstate.kernel"}),
