@@ -83,18 +83,25 @@ class Packing:
 
     def pack(self, reps: np.ndarray, pub: np.ndarray, flight: np.ndarray, dropped: np.ndarray) -> np.ndarray:
         x = pub << self.pub_at
-        for r in range(self.r):
-            x = x | (reps[:, r] << (r * self.f))
-        for j in range(self.i):
-            x = x | (flight[:, j] << (self.flight_at + j * self.msg))
+        for r in range(reps.shape[1]):
+            x |= reps[:, r] << (r * self.f)
+        for j in range(flight.shape[1]):
+            x |= flight[:, j] << (self.flight_at + j * self.msg)
         for j in range(dropped.shape[1]):
-            x = x | (dropped[:, j] << (self.dropped_at + j * self.msg))
+            x |= dropped[:, j] << (self.dropped_at + j * self.msg)
         return x
 
 
 def _sorted(pool: np.ndarray) -> np.ndarray:
-    """A pool's codes largest first (empty slots, 0, last): the multiset's one packing."""
-    return -np.sort(-pool, axis=1)
+    """A pool's codes largest first (empty slots, 0, last): the multiset's one packing.  A pool has
+    a few slots, so a compare-exchange network over its columns (numpy's sort along a row of three
+    is mostly per-row overhead)."""
+    columns = [pool[:, j] for j in range(pool.shape[1])]
+    for top in range(len(columns) - 1, 0, -1):
+        for j in range(top):
+            a, b = columns[j], columns[j + 1]
+            columns[j], columns[j + 1] = np.maximum(a, b), np.minimum(a, b)
+    return np.stack(columns, 1) if columns else pool
 
 
 class _Census:
@@ -116,19 +123,34 @@ class _Census:
         src, dst = np.minimum(src, replicas - 1), np.minimum(dst, replicas - 1)  # codes no message has
         self.codes = [np.where(every == 0, 0, self.p.code(self.perms[k][src], self.perms[k][dst], mask))
                       for k in range(len(perms))]
+        # replica_fields[k][packed replica sets]: the same sets under relabelling k, packed (when the
+        # table is small: up to 2**16 entries per relabelling)
+        self.replica_fields: list[np.ndarray] | None = None
+        if replicas * fragments <= 16:
+            every = np.arange(1 << (replicas * fragments), dtype=np.int64)
+            sets = [(every >> (r * fragments)) & ((1 << fragments) - 1) for r in range(replicas)]
+            self.replica_fields = [sum((sets[r] << (int(perm[r]) * fragments) for r in range(replicas)),
+                                       np.zeros_like(every)) for perm in self.perms]
 
     def key(self, reps: np.ndarray, pub: np.ndarray, flight: np.ndarray, dropped: np.ndarray) -> np.ndarray:
         """The least packing over the relabellings each state allows (its orbit's key)."""
         best = np.full(len(pub), np.iinfo(np.int64).max, np.int64)
+        empty = np.zeros_like(pub)
+        packed_sets = self.p.pack(reps, empty, flight[:, :0], dropped[:, :0])
         for k, perm in enumerate(self.perms):
             ok = self.allowed[pub, k]
             if not ok.any():
                 continue
-            moved = np.empty_like(reps)
-            moved[:, perm] = reps
-            x = self.p.pack(moved, pub, _sorted(self.codes[k][flight]),
+            if self.replica_fields is not None:
+                moved_sets = self.replica_fields[k][packed_sets]
+            else:
+                moved = np.empty_like(reps)
+                moved[:, perm] = reps
+                moved_sets = self.p.pack(moved, empty, flight[:, :0], dropped[:, :0])
+            x = self.p.pack(reps[:, :0], pub, _sorted(self.codes[k][flight]),
                             _sorted(self.codes[k][dropped]) if dropped.shape[1] else dropped)
-            best = np.where(ok, np.minimum(best, x), best)
+            x |= moved_sets
+            best = np.minimum(best, x, out=best) if ok.all() else np.where(ok, np.minimum(best, x), best)
         return best
 
     def successors(self, x: np.ndarray) -> np.ndarray:
