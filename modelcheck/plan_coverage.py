@@ -13,15 +13,13 @@ found short by it, and short by exactly that shard's counts."""
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Sequence
 from typing import Any
 
 from modelcheck import properties as P
-from modelcheck import schedules as en
 from modelcheck.coverage import closed_forms
-from modelcheck.shards import PREFIX_LENGTH, c3_shards
+from modelcheck.shards import PREFIX_LENGTH, c3_counts, c3_shards
 from spec import ClaimResult
 
 ORDERINGS = "orderings"   # the shards' own count, what the plan records per shard (weights, progress)
@@ -32,19 +30,12 @@ def sums(shards: Sequence[tuple[tuple[int, ...], int]], n: int, redeliveries: in
     ordering counts."""
     out = {"permutations": 0, "trees": 0, "re-deliveries": 0, ORDERINGS: 0}
     for prefix, orderings in shards:
-        permutations, trees, copies = _counts(n, redeliveries, prefix)
+        permutations, trees, copies = c3_counts(n, redeliveries, prefix)
         out["permutations"] += permutations
         out["trees"] += trees
         out["re-deliveries"] += copies
         out[ORDERINGS] += orderings
     return out
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _counts(n: int, redeliveries: int, prefix: tuple[int, ...]) -> tuple[int, int, int]:
-    """One prefix's schedules per C3 family (kept per process, like ``shards.c3_orderings``: the
-    counts are a pure function of their arguments, and a run's row sums some 30,000 of them)."""
-    return en.permutation_count(n, prefix), en.tree_count(n, prefix), en.redelivery_count(n, redeliveries, prefix)
 
 
 def _closed(n: int, redeliveries: int) -> dict[str, int]:

@@ -144,11 +144,17 @@ def prefixes(n: int, length: int, max_extra: int) -> list[tuple[int, ...]]:
 
 
 @functools.lru_cache(maxsize=1 << 16)
+def c3_counts(n: int, max_extra: int, prefix: tuple[int, ...] = ()) -> tuple[int, int, int]:
+    """The permutations, merge trees and re-deliveries of arity n that start with ``prefix``
+    (kept per process: the plan-coverage row of every run counts the 6,561 prefixes of N = 9 at
+    each R, which is cheap only once)."""
+    return (en.permutation_count(n, prefix), en.tree_count(n, prefix),
+            en.redelivery_count(n, max_extra, prefix))
+
+
 def c3_orderings(n: int, max_extra: int, prefix: tuple[int, ...] = ()) -> int:
-    """The C3 schedules of arity n that start with ``prefix`` (kept per process: the plan-coverage
-    row of every run counts the 6,561 prefixes of N = 9 at each R, which is cheap only once)."""
-    return (en.permutation_count(n, prefix) + en.tree_count(n, prefix)
-            + en.redelivery_count(n, max_extra, prefix))
+    """The C3 schedules of arity n that start with ``prefix``, every family."""
+    return sum(c3_counts(n, max_extra, prefix))
 
 
 def c3_shards(n: int, max_extra: int) -> list[tuple[tuple[int, ...], int]]:
