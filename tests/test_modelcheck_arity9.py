@@ -10,6 +10,7 @@ import pytest
 from canonmerge.commands.check import _backend
 from modelcheck import properties as P
 from modelcheck import shards
+from modelcheck import trace as trace_io
 from modelcheck.coverage import closed_forms, samples_due, sample_seed
 from modelcheck.plan_coverage import _control_seen, judge_plan, short_of, sums
 from modelcheck.runner import MAX_EXHAUSTIVE_ARITY, MAX_REDELIVERIES
@@ -72,11 +73,14 @@ def test_the_smallest_nine_fragment_shards_run_clean_and_fully_watched():
         assert not seen.mismatched and not seen.off_schedule
 
 
-def test_a_planted_bug_is_caught_in_a_nine_fragment_shard():
+def test_a_planted_bug_is_caught_in_a_nine_fragment_shard(tmp_path, capsys):
     """``--plant no-tie-break``: the ties among specials9's last six fragments (±0, the infinities,
-    the NaN payloads, m = 2) render in arrival order, so re-deliveries differ, with a trace."""
+    the NaN payloads, m = 2) render in arrival order, so re-deliveries differ, with a trace that
+    ``canonmerge check --replay`` reproduces."""
     planted = Settings(9, 1, "arrival", SETTINGS.checks, "realstate", "no-tie-break")
     result = perform(_backend("no-tie-break"), ShardTask(planted, _smallest_c3_shards(1)[0]))
     tally = result.tallies[P.REDELIVERIES]
     assert tally.checked == 720 and tally.found > 0 and tally.traces
     assert tally.traces[0]["universe"] == "specials9" and tally.traces[0]["mutant"] == "no-tie-break"
+    saved = trace_io.save(tally.traces[0], tmp_path)
+    assert run_cli(capsys, ["check", "--replay", str(saved)]).code == 1
