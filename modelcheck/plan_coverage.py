@@ -18,9 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from modelcheck import properties as P
-from modelcheck import schedules as en
 from modelcheck.coverage import closed_forms
-from modelcheck.shards import PREFIX_LENGTH, c3_shards
+from modelcheck.shards import PREFIX_LENGTH, c3_counts, c3_shards
 from spec import ClaimResult
 
 ORDERINGS = "orderings"   # the shards' own count, what the plan records per shard (weights, progress)
@@ -31,9 +30,10 @@ def sums(shards: Sequence[tuple[tuple[int, ...], int]], n: int, redeliveries: in
     ordering counts."""
     out = {"permutations": 0, "trees": 0, "re-deliveries": 0, ORDERINGS: 0}
     for prefix, orderings in shards:
-        out["permutations"] += en.permutation_count(n, prefix)
-        out["trees"] += en.tree_count(n, prefix)
-        out["re-deliveries"] += en.redelivery_count(n, redeliveries, prefix)
+        permutations, trees, copies = c3_counts(n, redeliveries, prefix)
+        out["permutations"] += permutations
+        out["trees"] += trees
+        out["re-deliveries"] += copies
         out[ORDERINGS] += orderings
     return out
 

@@ -88,7 +88,7 @@ COVERAGE_ARRIVAL = register(
     "rebuilt from nothing (arrival order and state key), and the comparison sees a control")
 COVERAGE_PLAN = register(
     "C3", PART, "coverage: shard plan = closed forms at every arity", ALWAYS,
-    "the C3 shard plan of every arity and re-delivery bound check accepts (N = 1..8, R = 0..3), "
+    "the C3 shard plan of every arity and re-delivery bound check accepts (N = 1..9, R = 0..3), "
     "built as counts only, holds n!, (2n-2)!/(n-1)! and the surjection counts of schedules per "
     "family, summed over its shards")
 COVERAGE_SELECTION = register(

@@ -13,6 +13,7 @@ ones share long prefixes (the checker reuses the unions of those shared prefixes
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -173,21 +174,31 @@ def catalan(n: int) -> int:
     return math.comb(2 * n, n) // (n + 1)
 
 
+def _in_range(prefix: Sequence[int], n: int) -> bool:
+    return not prefix or (min(prefix) >= 0 and max(prefix) < n)
+
+
 def covering_count(n: int, length: int, prefix: Sequence[int] = ()) -> int:
     """Sequences of ``length`` over n fragments that start with ``prefix`` and deliver every
     fragment at least once (inclusion–exclusion over the fragments the prefix misses)."""
-    if len(prefix) > length or any(not 0 <= i < n for i in prefix):
+    if len(prefix) > length or not _in_range(prefix, n):
         return 0
-    missing, rest = n - len(set(prefix)), length - len(prefix)
+    return _covering(n, n - len(set(prefix)), length - len(prefix))
+
+
+@functools.lru_cache(maxsize=4096)
+def _covering(n: int, missing: int, rest: int) -> int:
+    """``rest`` more deliveries over n fragments that deliver the ``missing`` ones: the count
+    depends on nothing else, so the plan's thousands of prefixes at N = 9 share a few sums."""
     return sum((-1) ** j * math.comb(missing, j) * (n - j) ** rest for j in range(missing + 1))
 
 
 def _distinct(prefix: Sequence[int], n: int) -> bool:
-    return len(set(prefix)) == len(prefix) and all(0 <= i < n for i in prefix)
+    return len(set(prefix)) == len(prefix) and _in_range(prefix, n)
 
 
 def permutation_count(n: int, prefix: Sequence[int] = ()) -> int:
-    return math.factorial(n - len(prefix)) if _distinct(prefix, n) and len(prefix) <= n else 0
+    return math.factorial(n - len(prefix)) if len(prefix) <= n and _distinct(prefix, n) else 0
 
 
 def tree_count(n: int, prefix: Sequence[int] = ()) -> int:
@@ -204,8 +215,11 @@ def redelivery_count(n: int, max_extra: int, prefix: Sequence[int] = ()) -> int:
     repeats than e allows starts none of length n+e)."""
     if not prefix:
         return sum(math.factorial(n) * stirling2(n + e, n) for e in range(1, max_extra + 1))
-    repeats = len(prefix) - len(set(prefix))
-    return sum(covering_count(n, n + e, prefix) for e in range(max(1, repeats), max_extra + 1))
+    if not _in_range(prefix, n):
+        return 0
+    distinct = len(set(prefix))
+    return sum(_covering(n, n - distinct, n + e - len(prefix))
+               for e in range(max(1, len(prefix) - distinct), max_extra + 1) if len(prefix) <= n + e)
 
 
 def multinomial_redelivery_count(n: int, max_extra: int) -> int:

@@ -47,8 +47,10 @@ CASES = [
     flag(CHECK, "--in-flight", "7", "must be an integer in 1..6"),
     flag(CHECK, "--replicas", "9", "must be an integer in 2..8"),
     flag(CHECK, "--fragments", "0", "must be an integer in 1..7"),
-    flag(["check", "--workers", "1"], "--max-arity", "9", "must be an integer in 1..8"),
-    flag(["check", "--workers", "1"], "--max-arity", "0", "must be an integer in 1..8"),
+    flag(["check", "--workers", "1"], "--max-arity", "10", "must be an integer in 1..9"),
+    flag(["check", "--workers", "1"], "--max-arity", "9", "no selected universe has 9 fragments"),
+    flag(["check", "--workers", "1", "--universe", "ties"], "--max-arity", "8", "no selected universe has 8 fragments"),
+    flag(["check", "--workers", "1"], "--max-arity", "0", "must be an integer in 1..9"),
     flag(CHECK, "--randomized", "-1", "must be an integer in 0..100,000"),
     flag(CHECK, "--redeliveries", "4", "must be an integer in 0..3"),
     flag(["prove", "--only", "C5"], "--timeout", "nan", "must be a number of seconds"),
@@ -107,7 +109,7 @@ def test_a_budget_past_the_models_positions_names_the_flag_that_is_too_large(
 
 
 def test_every_arity_the_help_allows_works(world: World, capsys: pytest.CaptureFixture[str]) -> None:
-    """The edges: one agent and six (realstate), one fragment and the cap of eight (check),
+    """The edges: one agent and six (realstate), one fragment and the cap of nine (check, on the one universe of nine),
     twenty-six agents (fragment make); a row about two fragments' orders says not applicable at
     one fragment, counts as neither pass nor failure, and a run of nothing else is not a pass."""
     one = run_cli(capsys, ["realstate", "--agents", "1", "--fidelity-offsets", "1", "--decode-tokens", "1", "--json"])
@@ -124,6 +126,8 @@ def test_every_arity_the_help_allows_works(world: World, capsys: pytest.CaptureF
     assert six.code == 0, six.out
     edges = [["check", "--max-arity", "1", "--no-gossip", "--universe", "ties", "--workers", "1"],
              ["check", "--max-arity", "8", "--only", "C7", "--replicas", "2", "--fragments", "1", "--workers", "1"],
+             ["check", "--max-arity", "9", "--universe", "specials9", "--only", "C7", "--replicas", "2",
+              "--fragments", "1", "--workers", "1"],
              ["check", "--only", "C7", "--replicas", "8", "--fragments", "1", "--in-flight", "1", "--workers", "1"],
              ["fragment", "make", str(world.root / "made"), "--agents", "26", "--latent-steps", "0"]]
     for argv in edges:

@@ -36,6 +36,9 @@ PLANTS = {
     "a plan without a prefix length for N = 6": (
         Patch("modelcheck/shards.py", "5: 1, 6: 2, 7: 2,", "5: 1, 7: 2,"),
         ("C3", P.COVERAGE_PLAN.name)),
+    "a plan without a prefix length for N = 9, the cap": (
+        Patch("modelcheck/shards.py", "8: 3, 9: 4}", "8: 3}"),
+        ("C3", P.COVERAGE_PLAN.name)),
     "the plan control leaving out two shards": (
         Patch("modelcheck/plan_coverage.py", "sums(shards[:-1], n, redeliveries)", "sums(shards[:-2], n, redeliveries)"),
         ("C3", P.COVERAGE_PLAN.name)),

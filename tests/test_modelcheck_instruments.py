@@ -13,6 +13,7 @@ from modelcheck import properties as P
 from modelcheck import schedules as en
 from modelcheck.instruments import judge
 from modelcheck.reference import ReferenceBackend
+from modelcheck.runner import MAX_EXHAUSTIVE_ARITY
 from modelcheck.schedules import Join, Leaf
 from modelcheck.shards import Settings, ShardTask, merge, perform, plan, plan_canaries
 from modelcheck.universes import select
@@ -26,7 +27,7 @@ def rows(report) -> dict[str, object]:
 
 
 def test_the_closed_forms_agree_with_the_enumerators_and_with_counting():
-    for n in range(1, 8):
+    for n in range(1, MAX_EXHAUSTIVE_ARITY + 1):
         for r in range(0, 4):
             forms = coverage.closed_forms(n, r)
             assert forms["permutations"] == en.permutation_count(n)

@@ -5,6 +5,8 @@ copy and runs ``canonmerge check`` on it (``-m audit``)."""
 
 from __future__ import annotations
 
+import pytest
+
 import modelcheck
 from modelcheck import properties as P
 from modelcheck import shards
@@ -29,18 +31,20 @@ def test_the_plan_of_every_accepted_arity_meets_the_closed_forms():
     assert row.details["control_seen"] and all(p["exact"] for p in row.details["plans"])
 
 
-def test_an_arity_without_a_prefix_length_fails_naming_it(monkeypatch):
-    monkeypatch.delitem(shards.PREFIX_LENGTH, 6)
+@pytest.mark.parametrize("n", [6, 9])       # 9: the cap, reached by the opt-in specials9 alone
+def test_an_arity_without_a_prefix_length_fails_naming_it(monkeypatch, n):
+    monkeypatch.delitem(shards.PREFIX_LENGTH, n)
     row = judge_plan(MAX_EXHAUSTIVE_ARITY, MAX_REDELIVERIES)
-    assert row.outcome is Outcome.FAILS and "N = 6" in row.figure and "--max-arity 6" in row.figure
+    assert row.outcome is Outcome.FAILS and f"N = {n}" in row.figure and f"--max-arity {n}" in row.figure
 
 
-def test_a_plan_that_misses_a_prefix_at_one_arity_fails_naming_it(monkeypatch):
+@pytest.mark.parametrize("n", [7, 9])
+def test_a_plan_that_misses_a_prefix_at_one_arity_fails_naming_it(monkeypatch, n):
     every = shards.prefixes
-    monkeypatch.setattr(shards, "prefixes", lambda n, length, extra: every(n, length, extra)[1:] if n == 7
-                        else every(n, length, extra))
+    monkeypatch.setattr(shards, "prefixes", lambda k, length, extra: every(k, length, extra)[1:] if k == n
+                        else every(k, length, extra))
     row = judge_plan(MAX_EXHAUSTIVE_ARITY, MAX_REDELIVERIES)
-    assert row.outcome is Outcome.FAILS and row.figure.startswith("N = 7, R = 0: permutations")
+    assert row.outcome is Outcome.FAILS and row.figure.startswith(f"N = {n}, R = 0: permutations")
 
 
 def test_the_plan_comparison_sees_a_repeated_shard():

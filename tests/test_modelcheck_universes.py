@@ -8,7 +8,7 @@ import pytest
 from modelcheck.backend import DTYPE_BITS
 from modelcheck.floatbits import CANONICAL_NAN_BITS, decode, encode, float64_bits
 from modelcheck.reference import ReferenceBackend
-from modelcheck.universes import UNIVERSES, select, universe
+from modelcheck.universes import OPT_IN, UNIVERSES, select, universe
 from spec import InputError
 
 B = ReferenceBackend()
@@ -19,7 +19,7 @@ def built(name):
     return [B.build(u.geometry, d) for d in u.fragments]
 
 
-@pytest.mark.parametrize("name", list(UNIVERSES))
+@pytest.mark.parametrize("name", [*UNIVERSES, *OPT_IN])
 def test_every_universe_is_small_well_formed_data(name):
     u = universe(name)
     g = u.geometry
@@ -51,6 +51,28 @@ def test_specials_orders_values():
     assert ms[4] == ms[6] == math.inf
     mids = [d.keys[1] for d in universe("specials").fragments]
     assert mids[2] != mids[3]  # -0 and +0 keys: different bytes, same m
+
+
+def test_specials9_is_specials_with_a_subnormal_key_third():
+    """Nine distinct fragments, the one universe N = 9 reaches: specials' eight in their order and
+    a subnormal key whose m, 2**-133, is the least above the ±0 tie (a key that loses the
+    subnormal ties it with them)."""
+    nine, eight = universe("specials9"), universe("specials")
+    assert len(nine.fragments) == 9 and max(len(u.fragments) for u in UNIVERSES.values()) == 8
+    assert nine.fragments[:2] + nine.fragments[3:] == eight.fragments and nine.geometry == eight.geometry
+    frags = built("specials9")
+    assert len({B.content_id(f) for f in frags}) == 9
+    ms = [B.order_value(f) for f in frags]
+    assert ms[2] == 2.0 ** -133 and ms[3] == ms[4] == 0.0
+    assert min(m for m in ms if m > 0) == ms[2]
+    assert decode(nine.fragments[2].keys[1][0][0][0], "bfloat16") == 2.0 ** -133
+
+
+def test_an_opt_in_universe_runs_only_when_named():
+    assert "specials9" not in [u.name for u in select(None)]
+    assert [u.name for u in select(["specials9", "ties"])] == ["specials9", "ties"]
+    with pytest.raises(InputError, match=r"float32, specials9 \(opt-in\)"):
+        universe("nope")
 
 
 def test_subnormals_are_subnormal_and_tie():

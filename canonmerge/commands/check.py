@@ -48,13 +48,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         DEFAULT_MAX_STATES,
         MAX_EXHAUSTIVE_ARITY,
     )
-    from modelcheck.universes import UNIVERSES
+    from modelcheck.universes import OPT_IN, UNIVERSES
     from spec.fragment_set import ITERATION_ORDERS
 
     parser.add_argument("--max-arity", type=int, default=DEFAULT_ARITY, metavar="N",
                         help=f"check every set of N = 1..this many fragments exhaustively (1..{MAX_EXHAUSTIVE_ARITY}, "
-                             "the cap; default %(default)s). Orderings per universe: N = 6: 46,080; N = 7: 811,440; "
-                             "N = 8: 18,789,120 (every universe to N = 8: 4 to 5 minutes on 2 cores; docs/RESULTS.md)")
+                             "the cap; default %(default)s); N runs on the selected universes of at least N fragments, "
+                             "and an N that none has is refused. Orderings per universe: N = 6: 46,080; "
+                             "N = 7: 811,440; N = 8: 18,789,120 (every universe to N = 8: 4 to 5 minutes on 2 cores; docs/RESULTS.md); "
+                             "N = 9: 535,610,880, on --universe specials9 alone (opt-in, 9 fragments): a cluster-sized "
+                             "job, about 9.5 CPU-hours, some 9 minutes on 64 cores (projected from measured N = 9 "
+                             "shards; docs/results/scale.md)")
     parser.add_argument("--workers", type=int, default=0, metavar="W",
                         help="local engine: processes in the pool (0 = one per available core; 1 = in this "
                              "process); ray engine: CPUs of the local Ray it starts (0 = all)")
@@ -69,7 +73,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="gossip: no drop/resend moves (a dropped message is one not delivered yet): the same "
                              "replica states and message multisets, the full count being the sum of their splits")
     parser.add_argument("--universe", action="append", metavar="NAME",
-                        help=f"fragment universe to check (repeatable; default all): {', '.join(UNIVERSES)}")
+                        help=f"fragment universe to check (repeatable; default all of {', '.join(UNIVERSES)}); "
+                             f"opt-in, only when named: {', '.join(OPT_IN)} (9 fragments, for --max-arity 9)")
     parser.add_argument("--redeliveries", type=int, default=1, metavar="R",
                         help="re-delivery patterns with up to R extra deliveries (0..3; default %(default)s)")
     parser.add_argument("--replicas", type=int, default=3, metavar="R",
