@@ -17,12 +17,11 @@ from __future__ import annotations
 import time
 
 from modelcheck.backend import Backend, Universe
-from modelcheck.gossip_census import census
-from modelcheck.gossip_controls import (canary, cross_check, key_control, moves_check, moves_differences,
-                                        unrendered_control)
+from modelcheck.gossip_controls import (canary, census_check, census_control, cross_check, key_control, moves_check,
+                                        moves_differences, unrendered_control)
 from modelcheck.gossip_model import GossipConfig
 from modelcheck.gossip_search import CHECK_BATCH, GossipResult, search
-from spec import ArgumentError, Progress, no_progress
+from spec import Progress, no_progress
 
 __all__ = ["CHECK_BATCH", "GossipConfig", "GossipResult", "explore"]
 
@@ -105,6 +104,10 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
             result.blind.append(f"gossip reductions ({_REDUCTIONS[fold]}): the comparison did not see a copy with one "
                                 "state more in the " + " and ".join(checked["controls_unseen"]) + " search")
     result.details["census"] = counted = census_check(result, config)
+    result.details["census_control"] = against = census_control(result.details["moves_check"], checks)
+    if not against["agree"]:
+        result.blind.append("gossip census: its counts differ from the independent enumeration's on the moves "
+                            f"check's and the cross-check's configurations ({against['why']})")
     if counted["compared"] and not counted["agree"]:
         result.blind.append("gossip census: the search's counts differ from the census of the abstract model "
                             f"(search {counted['search']}, census {counted['census']})")
@@ -117,34 +120,6 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
     result.details["proved_merges"] = result.merges - result.unproved_merges if config.symmetry else None
     result.details["controls_seconds"] = round(time.perf_counter() - started, 3)
     return result
-
-
-CENSUS_FIELDS = ("states", "transitions", "depth")
-
-
-def census_check(result: GossipResult, config: GossipConfig) -> dict:
-    """The search's counts against ``gossip_census`` on the run's own configuration: whenever the
-    search was exhaustive and found no violation (a search stopped early counts less), and the
-    configuration packs into the census's 63 bits.  They must be equal.  The census counts the
-    abstract model, so a difference is the explorer's moves, keys or counting, or a backend whose
-    states are not the sets they hold; either way the run is not a pass.  The comparison is shown
-    to see in the same run: a copy of the search's counts with one state more must not agree."""
-    if result.violation is not None or not result.exhaustive:
-        return {"compared": False, "why": "the search " + ("found a violation" if result.violation else "hit its bound")}
-    try:
-        counted = census(config.replicas, config.fragments, config.in_flight, config.homes,
-                         symmetry=config.symmetry, fold_drops=config.fold_drops)
-    except ArgumentError as e:
-        return {"compared": False, "why": str(e)}
-    mine = {f: getattr(result, f) for f in CENSUS_FIELDS}
-    theirs = {f: getattr(counted, f) for f in CENSUS_FIELDS}
-    return {"compared": True, "agree": counts_agree(mine, theirs), "search": mine, "census": theirs,
-            "control_seen": not counts_agree({**mine, "states": mine["states"] + 1}, theirs),
-            "seconds": counted.seconds}
-
-
-def counts_agree(search: dict, census_counts: dict) -> bool:
-    return all(search[f] == census_counts[f] for f in CENSUS_FIELDS)
 
 
 CROSS_CHECK_TEXT = "3 replicas × 2 fragments, in-flight ≤ 1"

@@ -156,6 +156,9 @@ def _controls_note(g: GossipResult) -> str:
     text += ("; census: " + (f"{counted['census']['states']:,} states, {counted['census']['transitions']:,} "
                              "transitions = the search's" if counted.get("compared") else
                              f"not compared ({counted.get('why', 'not run')})"))
+    held = g.details.get("census_control")
+    if held is not None:
+        text += f" (the census = the enumeration or the brute-force orbits on {held['compared']} configurations)"
     return text
 
 
