@@ -106,7 +106,7 @@ def _sorted(pool: np.ndarray) -> np.ndarray:
 
 class _Census:
     def __init__(self, replicas: int, fragments: int, in_flight: int, homes: tuple[int, ...] | None,
-                 symmetry: bool, fold_drops: bool) -> None:
+                 symmetry: bool, fold_drops: bool, tables: bool = True) -> None:
         self.p = Packing(replicas, fragments, in_flight, fold_drops)
         self.homes = list(homes) if homes is not None else [f % replicas for f in range(fragments)]
         perms = list(itertools.permutations(range(replicas))) if symmetry else [tuple(range(replicas))]
@@ -126,14 +126,16 @@ class _Census:
         # replica_fields[k][packed replica sets]: the same sets under relabelling k, packed (when the
         # table is small: up to 2**16 entries per relabelling)
         self.replica_fields: list[np.ndarray] | None = None
-        if replicas * fragments <= 16:
+        if tables and replicas * fragments <= 16:
             every = np.arange(1 << (replicas * fragments), dtype=np.int64)
             sets = [(every >> (r * fragments)) & ((1 << fragments) - 1) for r in range(replicas)]
             self.replica_fields = [sum((sets[r] << (int(perm[r]) * fragments) for r in range(replicas)),
                                        np.zeros_like(every)) for perm in self.perms]
 
     def key(self, reps: np.ndarray, pub: np.ndarray, flight: np.ndarray, dropped: np.ndarray) -> np.ndarray:
-        """The least packing over the relabellings each state allows (its orbit's key)."""
+        """The least packing over the relabellings each state allows (its orbit's key); the pools
+        come in any slot order (a move writes a free slot or empties one) and are sorted here once
+        per relabelling, which relabels their codes."""
         best = np.full(len(pub), np.iinfo(np.int64).max, np.int64)
         empty = np.zeros_like(pub)
         packed_sets = self.p.pack(reps, empty, flight[:, :0], dropped[:, :0])
@@ -171,7 +173,7 @@ class _Census:
                     continue
                 f2 = flight[at].copy()
                 f2[:, last] = self.p.code(np.int64(s), np.int64(d), reps[at][:, s])  # a free slot: sorted, so the last
-                out.append(self.key(reps[at], pub[at], _sorted(f2), dropped[at]))
+                out.append(self.key(reps[at], pub[at], f2, dropped[at]))
         for j in range(self.p.i):
             # each distinct message in flight once: its slot holds one and the slot before another
             at = flight[:, j] > 0
@@ -185,11 +187,11 @@ class _Census:
             out.append(self.key(r2, pub[at], flight[at], dropped[at]))                 # duplicate
             f2 = flight[at].copy()
             f2[:, j] = 0
-            out.append(self.key(r2, pub[at], _sorted(f2), dropped[at]))                # deliver
+            out.append(self.key(r2, pub[at], f2, dropped[at]))                         # deliver
             if not self.p.fold:                                                        # drop
                 d2 = dropped[at].copy()
                 d2[:, last] = flight[at][:, j]
-                out.append(self.key(reps[at], pub[at], _sorted(f2), _sorted(d2)))
+                out.append(self.key(reps[at], pub[at], f2, d2))
         for j in range(0 if self.p.fold else self.p.i):                                # re-send
             at = dropped[:, j] > 0
             if j:
@@ -200,13 +202,16 @@ class _Census:
             d2[:, j] = 0
             f2 = flight[at].copy()
             f2[:, last] = dropped[at][:, j]
-            out.append(self.key(reps[at], pub[at], _sorted(f2), _sorted(d2)))
+            out.append(self.key(reps[at], pub[at], f2, d2))
         return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
 def census(replicas: int, fragments: int, in_flight: int, homes: tuple[int, ...] | None = None, *,
-           symmetry: bool = True, fold_drops: bool = True, progress: Progress = no_progress) -> Census:
-    """Every reachable state (with ``symmetry``, orbit) of the configuration, level by level."""
+           symmetry: bool = True, fold_drops: bool = True, tables: bool = True,
+           progress: Progress = no_progress) -> Census:
+    """Every reachable state (with ``symmetry``, orbit) of the configuration, level by level.
+    ``tables=False`` relabels replica sets field by field even where a table would fit (the path
+    larger configurations take; the controls run it on small ones)."""
     integer("replicas", replicas, 2, 8)
     integer("fragments", fragments, 1, 16)
     integer("in_flight", in_flight, 1, 6)
@@ -218,7 +223,7 @@ def census(replicas: int, fragments: int, in_flight: int, homes: tuple[int, ...]
                             + ("" if fold_drops else ", drops not folded"),
                             f"needs {bits} bits per state; the census packs a state into {BITS}")
     started = time.perf_counter()
-    c = _Census(replicas, fragments, in_flight, homes, symmetry, fold_drops)
+    c = _Census(replicas, fragments, in_flight, homes, symmetry, fold_drops, tables)
     none = np.zeros((1, replicas), np.int64)
     empty = np.zeros((1, in_flight), np.int64)
     frontier = c.key(none, np.zeros(1, np.int64), empty, empty[:, :0] if fold_drops else empty)

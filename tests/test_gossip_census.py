@@ -119,12 +119,39 @@ RESEND_FIRST = ("successors", "f2[:, last] = dropped[at][:, j]", "f2[:, last] = 
 def test_the_census_is_held_to_the_enumeration_in_every_run_also_where_the_run_cannot_see(monkeypatch):
     folded = dataclasses.replace(THREE_DEEP, fold_drops=True)
     clean = explore(REF, TIES, folded)
-    assert not clean.blind and clean.details["census_control"] == {"agree": True, "compared": 8, "why": ""}
+    assert not clean.blind and clean.details["census_control"] == {"agree": True, "compared": 12, "why": ""}
     monkeypatch.setattr(gossip_census._Census, RESEND_FIRST[0],
                         _mutated(gossip_census, gossip_census._Census, *RESEND_FIRST))
     r = explore(REF, TIES, folded)
     assert r.details["census"]["agree"]  # the run's own configuration has no re-sends
     assert any(b.startswith("gossip census: its counts differ from the independent enumeration's") for b in r.blind), r.blind
+
+
+# (module or class, function, old, new): a pool sorted over two slots only, whatever its width; the
+# field-by-field relabelling packing a dropped slot into the replica sets; both unseen by a run of
+# in-flight <= 2 and relabelling tables, so the control holds the census three deep, field by field
+DEEP_BUGS = {
+    "pools sorted two slots deep": (gossip_census, "_sorted", "for top in range(len(columns) - 1, 0, -1):",
+                                    "for top in range(len(columns) - 1, 0, -2):"),
+    "a dropped slot among the relabelled sets": (gossip_census._Census, "key",
+                                                 "moved_sets = self.p.pack(moved, empty, flight[:, :0], dropped[:, :0])",
+                                                 "moved_sets = self.p.pack(moved, empty, flight[:, :0], dropped[:, :1])"),
+}
+
+
+@pytest.mark.parametrize("name", DEEP_BUGS)
+def test_a_census_bug_below_the_runs_own_depth_is_seen_by_its_control(monkeypatch, name):
+    owner, function, old, new = DEEP_BUGS[name]
+    monkeypatch.setattr(owner, function, _mutated(gossip_census, owner, function, old, new))
+    r = explore(REF, TIES, GossipConfig(replicas=3, fragments=2, in_flight=1, symmetry=True))
+    assert r.details["census"]["agree"]
+    assert any(b.startswith("gossip census: its counts differ from the independent enumeration's") for b in r.blind), r.blind
+
+
+def test_the_packing_widths_are_the_documented_ones():
+    """4 x 4 folded fits with three messages in flight (the census of docs/results/scale.md), unfolded not."""
+    assert gossip_census.Packing(4, 4, 3, True).bits == 47 and gossip_census.Packing(4, 4, 3, False).bits == 74
+    assert gossip_census.Packing(3, 3, 2, False).bits == 3 * 3 + 3 + 2 * 2 * (1 + 2 * 2 + 3)
 
 
 def test_the_census_control_sees_a_miscount_and_its_own_comparison_weakened(monkeypatch):
