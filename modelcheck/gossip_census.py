@@ -159,17 +159,16 @@ class _Census:
         reps, pub, flight, dropped = self.p.unpack(x)
         waiting = (flight > 0).sum(1) + (dropped > 0).sum(1)
         out = []
-        for f in range(self.p.f):
+        for f in range(self.p.f):  # (a selection may be empty: its key is then empty too)
             at = ((pub >> f) & 1) == 0
-            if at.any():
-                r2 = reps[at].copy()
-                r2[:, self.homes[f]] |= 1 << f
-                out.append(self.key(r2, pub[at] | (1 << f), flight[at], dropped[at]))
+            r2 = reps[at].copy()
+            r2[:, self.homes[f]] |= 1 << f
+            out.append(self.key(r2, pub[at] | (1 << f), flight[at], dropped[at]))
         last = self.p.i - 1
         for s in range(self.p.r):
             for d in range(self.p.r):
                 at = (waiting < self.p.i) & (reps[:, s] > 0)
-                if s == d or not at.any():
+                if s == d:
                     continue
                 f2 = flight[at].copy()
                 f2[:, last] = self.p.code(np.int64(s), np.int64(d), reps[at][:, s])  # a free slot: sorted, so the last
@@ -179,8 +178,6 @@ class _Census:
             at = flight[:, j] > 0
             if j:
                 at &= flight[:, j] != flight[:, j - 1]
-            if not at.any():
-                continue
             _, dst, mask = self.p.parts(flight[at][:, j])
             r2 = reps[at].copy()
             r2[np.arange(len(r2)), dst] |= mask
@@ -196,14 +193,12 @@ class _Census:
             at = dropped[:, j] > 0
             if j:
                 at &= dropped[:, j] != dropped[:, j - 1]
-            if not at.any():
-                continue
             d2 = dropped[at].copy()
             d2[:, j] = 0
             f2 = flight[at].copy()
             f2[:, last] = dropped[at][:, j]
             out.append(self.key(reps[at], pub[at], f2, d2))
-        return np.concatenate(out) if out else np.zeros(0, np.int64)
+        return np.concatenate(out)  # a publish entry per fragment, so never empty
 
 
 def census(replicas: int, fragments: int, in_flight: int, homes: tuple[int, ...] | None = None, *,
