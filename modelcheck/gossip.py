@@ -19,6 +19,7 @@ import time
 from modelcheck.backend import Backend, Universe
 from modelcheck.gossip_controls import (canary, census_check, census_control, cross_check, key_control, moves_check,
                                         moves_differences, unrendered_control)
+from modelcheck.gossip_census import fits
 from modelcheck.gossip_model import GossipConfig
 from modelcheck.gossip_search import CHECK_BATCH, GossipResult, search
 from spec import Progress, no_progress
@@ -108,6 +109,13 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
     if not against["agree"]:
         result.blind.append("gossip census: its counts differ from the independent enumeration's on the moves "
                             f"check's and the cross-check's configurations ({against['why']})")
+    # due whenever the search was exhaustive, found nothing and the configuration packs (decided here,
+    # apart from census_check): a comparison skipped then is a control that did not run
+    due = result.violation is None and result.exhaustive and fits(config.replicas, config.fragments,
+                                                                  config.in_flight, config.fold_drops)
+    if due and not counted["compared"]:
+        result.blind.append("gossip census: the search was exhaustive and its configuration packs, but its counts "
+                            f"were not compared with the census ({counted.get('why', 'no reason given')})")
     if counted["compared"] and not counted["agree"]:
         result.blind.append("gossip census: the search's counts differ from the census of the abstract model "
                             f"(search {counted['search']}, census {counted['census']})")

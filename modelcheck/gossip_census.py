@@ -201,6 +201,11 @@ class _Census:
         return np.concatenate(out)  # a publish entry per fragment, so never empty
 
 
+def fits(replicas: int, fragments: int, in_flight: int, fold_drops: bool) -> bool:
+    """Whether the census packs a state of this configuration into its 63 bits."""
+    return Packing(replicas, fragments, in_flight, fold_drops).bits <= BITS
+
+
 def census(replicas: int, fragments: int, in_flight: int, homes: tuple[int, ...] | None = None, *,
            symmetry: bool = True, fold_drops: bool = True, tables: bool = True,
            progress: Progress = no_progress) -> Census:
@@ -212,8 +217,8 @@ def census(replicas: int, fragments: int, in_flight: int, homes: tuple[int, ...]
     integer("in_flight", in_flight, 1, 6)
     if homes is not None and (len(homes) != fragments or any(not 0 <= h < replicas for h in homes)):
         raise ArgumentError("homes", homes, "must name one replica per fragment")
-    bits = Packing(replicas, fragments, in_flight, fold_drops).bits
-    if bits > BITS:
+    if not fits(replicas, fragments, in_flight, fold_drops):
+        bits = Packing(replicas, fragments, in_flight, fold_drops).bits
         raise ArgumentError("configuration", f"{replicas} x {fragments}, in-flight <= {in_flight}"
                             + ("" if fold_drops else ", drops not folded"),
                             f"needs {bits} bits per state; the census packs a state into {BITS}")
