@@ -111,8 +111,8 @@ def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipC
                             f"check's and the cross-check's configurations ({against['why']})")
     # due whenever the search was exhaustive, found nothing and the configuration packs (decided here,
     # apart from census_check): a comparison skipped then is a control that did not run
-    due = result.violation is None and result.exhaustive and fits(config.replicas, config.fragments,
-                                                                  config.in_flight, config.fold_drops)
+    due = result.violation is None and result.exhaustive and fits(config.replicas, config.fragments, config.in_flight,
+                                                                  config.fold_drops, config.symmetry)
     if due and not counted["compared"]:
         result.blind.append("gossip census: the search was exhaustive and its configuration packs, but its counts "
                             f"were not compared with the census ({counted.get('why', 'no reason given')})")

@@ -20,11 +20,13 @@ packed into one 64-bit integer, and expands a whole breadth-first level at once 
 It counts, it checks nothing about renders: it is the size of the search a configuration asks
 for, and, where both run, an independent count of the explorer's ``states``, ``transitions`` and
 ``depth`` (which must be equal: every move the explorer takes from every state it reaches is a
-move here).  A configuration whose packing needs more than 63 bits is refused, naming it."""
+move here).  A configuration whose packing needs more than 63 bits is refused, naming it, and so
+are more than five replicas with symmetry (every relabelling is tried on every state)."""
 
 from __future__ import annotations
 
 import itertools
+import math
 import time
 from dataclasses import dataclass
 
@@ -34,6 +36,10 @@ from spec import ArgumentError, Progress, no_progress
 from spec.arguments import integer
 
 BITS = 63  # a packed state is a non-negative int64
+# with symmetry every state is packed under every relabelling of the replicas: 5! at most (six
+# replicas would be 720 numpy passes per move, minutes for a configuration the explorer does in seconds)
+MAX_RELABELLINGS_REPLICAS = 5
+MAX_RELABELLINGS = math.factorial(MAX_RELABELLINGS_REPLICAS)
 
 
 @dataclass(frozen=True)
@@ -201,9 +207,11 @@ class _Census:
         return np.concatenate(out)  # a publish entry per fragment, so never empty
 
 
-def fits(replicas: int, fragments: int, in_flight: int, fold_drops: bool) -> bool:
-    """Whether the census packs a state of this configuration into its 63 bits."""
-    return Packing(replicas, fragments, in_flight, fold_drops).bits <= BITS
+def fits(replicas: int, fragments: int, in_flight: int, fold_drops: bool, symmetry: bool) -> bool:
+    """Whether the census takes this configuration: a state packs into its 63 bits, and with
+    symmetry the relabellings it tries on every state number at most ``MAX_RELABELLINGS``."""
+    return (Packing(replicas, fragments, in_flight, fold_drops).bits <= BITS
+            and (not symmetry or math.factorial(replicas) <= MAX_RELABELLINGS))
 
 
 def census(replicas: int, fragments: int, in_flight: int, homes: tuple[int, ...] | None = None, *,
@@ -217,7 +225,10 @@ def census(replicas: int, fragments: int, in_flight: int, homes: tuple[int, ...]
     integer("in_flight", in_flight, 1, 6)
     if homes is not None and (len(homes) != fragments or any(not 0 <= h < replicas for h in homes)):
         raise ArgumentError("homes", homes, "must name one replica per fragment")
-    if not fits(replicas, fragments, in_flight, fold_drops):
+    if symmetry and math.factorial(replicas) > MAX_RELABELLINGS:
+        raise ArgumentError("replicas", replicas, f"with symmetry the census tries every relabelling of the replicas "
+                            f"on every state: at most {MAX_RELABELLINGS} ({MAX_RELABELLINGS_REPLICAS} replicas)")
+    if not fits(replicas, fragments, in_flight, fold_drops, symmetry):
         bits = Packing(replicas, fragments, in_flight, fold_drops).bits
         raise ArgumentError("configuration", f"{replicas} x {fragments}, in-flight <= {in_flight}"
                             + ("" if fold_drops else ", drops not folded"),

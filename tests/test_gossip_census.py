@@ -73,6 +73,15 @@ def test_a_configuration_past_63_bits_or_with_bad_homes_is_refused_naming_it():
     with pytest.raises(ArgumentError) as e:
         census(1, 2, 1)
     assert e.value.argument == "replicas"
+    with pytest.raises(ArgumentError) as e:  # 720 relabellings per state: refused, not minutes
+        census(6, 1, 1)
+    assert e.value.argument == "replicas" and "at most 120" in str(e.value)
+    assert census(6, 1, 1, symmetry=False).states == count(6, 1, 1, None, fold_drops=True).states
+
+
+def test_a_configuration_the_census_does_not_take_is_reported_not_compared_and_not_blind():
+    r = explore(REF, TIES, GossipConfig(replicas=6, fragments=1, in_flight=1, symmetry=True))
+    assert not r.blind and not r.details["census"]["compared"] and "at most 120" in r.details["census"]["why"]
 
 
 def test_every_exploration_compares_its_counts_with_the_census():
