@@ -724,19 +724,19 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/selection_check.py:79:operator_swap_op:81f7438a":
         "the selection row's control_blind JSON field: the outcome is decided from the problems list; " + _DISPLAY,
     # the gossip census, a sample of its file (--file modelcheck/gossip_census.py --sample 40 --seed 1)
-    "modelcheck/gossip_census.py:160:operator_number:5f3b88c7":
+    "modelcheck/gossip_census.py:166:operator_number:5f3b88c7":
         "waiting messages counted as dropped codes above 1 instead of above 0: a message code is 1 + its packed "
         "endpoints and snapshot, and a snapshot is never empty (only a replica holding something sends), so every "
         "code is at least 2",
-    "modelcheck/gossip_census.py:229:operator_if_exp:f70875c9":
+    "modelcheck/gossip_census.py:240:operator_if_exp:f70875c9":
         "the root's dropped pool given its in-flight slots of zeros also when drops are folded: zeros pack to "
         "nothing, and the moves read no dropped slot when folded",
     # the census and the explorer's controls, a sample of their files (--file modelcheck/gossip_census.py
     # --file modelcheck/gossip_controls.py --parts check --sample 40 --seed 2)
-    "modelcheck/gossip_census.py:121:operator_number:b6eccbbb":
+    "modelcheck/gossip_census.py:127:operator_number:b6eccbbb":
         "the relabelled-code tables built for twice as many codes: a pool slot holds a code below 2 ** msg bits, so "
         "the entries added are never read",
-    "modelcheck/gossip_census.py:244:operator_number:23dffeb0": "the census's seconds: " + _DISPLAY,
+    "modelcheck/gossip_census.py:255:operator_number:23dffeb0": "the census's seconds: " + _DISPLAY,
     "modelcheck/gossip_controls.py:476:operator_if_exp:14dc1149":
         "the census control's text for a disagreement naming every configuration folded: " + _DISPLAY,
     "modelcheck/gossip_controls.py:458:operator_swap_op:3551e06f":
@@ -919,7 +919,7 @@ _SPAN_CHECK = ("reencode_spans' refusal of a piece that does not fit its destina
 GAPS: dict[str, str] = {
     # the census and the explorer's controls (--file modelcheck/gossip_census.py --file
     # modelcheck/gossip_controls.py --parts check --sample 40 --seed 2)
-    "modelcheck/gossip_census.py:218:operator_number:21c802d6":
+    "modelcheck/gossip_census.py:226:operator_number:21c802d6":
         "the census refusing a home of replica 0 given explicitly: the run's own configuration and the controls' "
         "pass no such homes (round-robin is None); tests/test_gossip_census.py counts one against the enumeration",
     "modelcheck/gossip_controls.py:192:operator_keywords:722c70ca":
@@ -937,11 +937,11 @@ GAPS: dict[str, str] = {
         "the bounded check passing a bound the search refused: reached only when the search refuses a bound of "
         "its documented domain; tests/test_gossip_reference.py plants such refusals and requires the run blind",
     # the gossip census, a sample of its file (--file modelcheck/gossip_census.py --sample 40 --seed 1)
-    "modelcheck/gossip_census.py:65:operator_if_exp:14ff1e85":
+    "modelcheck/gossip_census.py:71:operator_if_exp:14ff1e85":
         "the packing's width counting dropped slots also when drops are folded: only the refusal of a configuration "
         "past 63 bits reads it, and no audited run comes near (4 x 4, in-flight <= 3 folded would be refused); "
         "tests/test_gossip_census.py pins the widths",
-    "modelcheck/gossip_census.py:210:operator_name:b815c2de":
+    "modelcheck/gossip_census.py:218:operator_name:b815c2de":
         "census() without symmetry by default: every control and comparison passes symmetry explicitly; the "
         "benchmark relies on the default, which tests/test_gossip_census.py pins (4 x 4, in-flight <= 1: 48,371 orbits)",
     # the instruments' fourth fresh draw (audit --targets instruments --sample 85 --seed 5)
