@@ -116,6 +116,7 @@ INSTRUMENT_TARGETS: tuple[Target, ...] = (
     Target("modelcheck/gossip_controls.py", {"moves_differences": REPORTING}, ("check",)),
     Target("modelcheck/gossip_reference.py", parts=("check",)),
     Target("modelcheck/gossip_census.py", parts=("check",)),
+    Target("modelcheck/gossip_census_checks.py", parts=("check",)),
     Target("oracle/compare.py", {"Mismatch.__str__": REPORTING, "_show": REPORTING}, _CHECKING),
     Target("realstate/processes/soak/judge.py", parts=("soak",)),
     Target("realstate/processes/soak/ledger.py", parts=("soak",)),

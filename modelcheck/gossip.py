@@ -17,8 +17,9 @@ from __future__ import annotations
 import time
 
 from modelcheck.backend import Backend, Universe
-from modelcheck.gossip_controls import (canary, census_check, census_control, cross_check, key_control, moves_check,
-                                        moves_differences, unrendered_control)
+from modelcheck.gossip_census_checks import census_check, census_control
+from modelcheck.gossip_controls import (canary, cross_check, key_control, moves_check, moves_differences,
+                                        unrendered_control)
 from modelcheck.gossip_census import fits
 from modelcheck.gossip_model import GossipConfig
 from modelcheck.gossip_search import CHECK_BATCH, GossipResult, search

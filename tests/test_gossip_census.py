@@ -13,7 +13,7 @@ import dataclasses
 import pytest
 
 import modelcheck.gossip as gossip
-import modelcheck.gossip_controls as controls
+import modelcheck.gossip_census_checks as census_checks
 import modelcheck.gossip_census as gossip_census
 import modelcheck.gossip_model as gossip_model
 from audit import Patch
@@ -104,17 +104,17 @@ def test_an_explorer_bug_below_every_other_control_is_seen_by_the_census(monkeyp
 # (class or module, function, old, new, the start of the blind line)
 CENSUS_BUGS = {
     "the comparison skipped on an exhaustive search": (
-        controls, "census_check", "if result.violation is not None or not result.exhaustive:",
+        census_checks, "census_check", "if result.violation is not None or not result.exhaustive:",
         "if result.violation is not None or result.exhaustive:", "gossip census: the search was exhaustive"),
     "the comparison reported as not made": (
-        controls, "census_check", 'return {"compared": True, "agree"', 'return {"compared": False, "agree"',
+        census_checks, "census_check", 'return {"compared": True, "agree"', 'return {"compared": False, "agree"',
         "gossip census: the search was exhaustive"),
     "no duplicate move": (gossip_census._Census, "successors",
                           "out.append(self.key(r2, pub[at], flight[at], dropped[at]))                 # duplicate",
                           "pass", "gossip census: the search's counts differ"),
     "symmetry over the identity only": (gossip_census._Census, "__init__", "if symmetry else",
                                         "if False else", "gossip census: the search's counts differ"),
-    "counts compared by any field": (controls, "counts_agree", "return all(", "return any(",
+    "counts compared by any field": (census_checks, "counts_agree", "return all(", "return any(",
                                      "gossip census: the comparison did not see"),
 }
 
@@ -122,7 +122,7 @@ CENSUS_BUGS = {
 @pytest.mark.parametrize("name", CENSUS_BUGS)
 def test_a_bug_in_the_census_or_its_comparison_makes_the_run_blind(monkeypatch, name):
     owner, function, old, new, prefix = CENSUS_BUGS[name]
-    module = gossip_census if owner is gossip_census._Census else controls
+    module = gossip_census if owner is gossip_census._Census else census_checks
     mutated = _mutated(module, owner, function, old, new)
     monkeypatch.setattr(owner, function, mutated)
     if function == "census_check":  # imported by name into the explorer
@@ -178,13 +178,13 @@ def test_the_census_control_sees_a_miscount_and_its_own_comparison_weakened(monk
     moves = {"configurations": [{"replicas": 2, "fragments": 1, "in_flight": 1, "homes": None, "fold_drops": fold,
                                  "reference": {f: getattr(count(2, 1, 1, None, fold_drops=fold), f)
                                                for f in ("states", "transitions", "depth")}} for fold in (False, True)]}
-    assert controls.census_control(moves, {})["agree"]
+    assert census_checks.census_control(moves, {})["agree"]
     moves["configurations"][1]["reference"]["transitions"] += 1
-    assert "census" in controls.census_control(moves, {})["why"]
-    assert "not compared on both foldings" in controls.census_control({"configurations": moves["configurations"][:1]}, {})["why"]
-    monkeypatch.setattr(controls, "counts_agree", _mutated(controls, controls, "counts_agree", "return all(", "return any("))
+    assert "census" in census_checks.census_control(moves, {})["why"]
+    assert "not compared on both foldings" in census_checks.census_control({"configurations": moves["configurations"][:1]}, {})["why"]
+    monkeypatch.setattr(census_checks, "counts_agree", _mutated(census_checks, census_checks, "counts_agree", "return all(", "return any("))
     moves["configurations"][1]["reference"]["transitions"] -= 1
-    assert "one state more was not found to differ" in controls.census_control(moves, {})["why"]
+    assert "one state more was not found to differ" in census_checks.census_control(moves, {})["why"]
 
 
 # the same, through ``canonmerge check`` on a scratch copy (three messages in flight: the
@@ -201,7 +201,7 @@ COMMAND_PLANTS = {
         Patch("modelcheck/gossip_census.py", *RESEND_FIRST[1:]),
         "gossip census: its counts differ from the independent enumeration's", ("--fold-drops",)),
     "the census comparison by any field": (
-        Patch("modelcheck/gossip_controls.py", "return all(search[f]", "return any(search[f]"),
+        Patch("modelcheck/gossip_census_checks.py", "return all(search[f]", "return any(search[f]"),
         "gossip census: the comparison did not see"),
 }
 
