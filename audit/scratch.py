@@ -148,6 +148,18 @@ class Patch:
         target.write_text(text.replace(self.old, self.new), encoding="utf-8")
 
 
+def _copy_compiled_kernels(src: Path, dest: Path) -> None:
+    """numba's on-disk kernels (``__pycache__/*.nbi``, ``*.nbc``) copied beside the copied sources:
+    numba keys each index by the SHA-256 of its source file's bytes, so a kernel whose file a patch
+    changed is compiled afresh from the patched source, and one whose file is unchanged loads
+    instead of costing seconds of compilation in every copy.  Python's own bytecode is not copied
+    (its key is the source's whole-second mtime and size, which a same-length patch could match)."""
+    for cached in src.rglob("__pycache__/*.nb[ic]"):
+        target = dest / cached.relative_to(src)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(cached, target)
+
+
 class ScratchCopy:
     """The packages copied under ``directory``; ``apply`` plants bugs, ``run`` runs commands."""
 
@@ -159,6 +171,7 @@ class ScratchCopy:
         ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
         for name in packages:
             shutil.copytree(src / name, self.root / name, ignore=ignore, dirs_exist_ok=True)
+            _copy_compiled_kernels(src / name, self.root / name)
         self.patches: list[Patch] = []
 
     def apply(self, *patches: Patch) -> ScratchCopy:

@@ -20,6 +20,13 @@ def pytest_configure(config):
     import torch
 
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    if not hasattr(config, "workerinput"):  # once, in the process that starts the workers
+        # numba compiles the render kernels into the source tree's __pycache__ (seconds); every
+        # scratch copy then starts from them (audit.scratch copies them: a patched kernel file
+        # compiles afresh), and the workers load them instead of compiling them each.
+        from realstate.replay.vectors import check_known_answers
+
+        check_known_answers()
     # Scratch-copy runs of the product's command line (about 40 in the default run) fork from a
     # zygote that has imported torch, transformers and z3 once (audit.warm): a tiny
     # `canonmerge realstate` is about 1 s of work after 8 s of imports. The child still imports
