@@ -11,7 +11,9 @@ conventions, float precision, hashing layout, dedup).  Every entry carries
   seconds — ``tests/test_planted_in_source.py`` and ``tests/test_proofs_planted.py`` run it;
 - ``caught_by``: the (claim, check) rows that must FAIL on that command;
 - ``in_default_tests``: whether the default test run plants it (the rest run with ``-m audit``
-  and in every ``canonmerge audit``, which plants each entry against the full parts).
+  and in every ``canonmerge audit``, which plants each entry against the full parts).  The default
+  set is kept small for the suite's time: where several bugs of one kind fail the same row of the
+  same command, one of them runs by default and the others with ``-m audit``.
 
 One entry is equivalent by design (an unstable sort under a key that is a strict total order
 on distinct fragments) and is listed in ``audit.equivalent``; it has no quick command."""
@@ -112,7 +114,7 @@ CATALOG: tuple[Curated, ...] = (
             (Patch(RENDER, "        members = list(engine.collect(state))\n" + SORTED_LAYOUT,
                    "        members = list({f.content_id: f for f in state}.values())\n"
                    "        layouts.append(layout(members, base))"),),
-            CHECK_C3_RANDOM, frozenset({("C3", "permutations")}), True),
+            CHECK_C3_RANDOM, frozenset({("C3", "permutations")})),
     Curated("engine key without the content-id tie-break",
             (Patch(ENGINE, "    return fragment.order_key", "    return fragment.order_key[:8]"),),
             CHECK_C3_TIES, frozenset({("C3", "permutations")}), True),
@@ -136,14 +138,14 @@ CATALOG: tuple[Curated, ...] = (
             REALSTATE, frozenset({FIDELITY}), True),
     Curated("wrong sign of the re-encoding offset (check)",
             (Patch(RENDER, DELTA, "f.start - p.offset if reencode else 0"),),
-            CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
+            CHECK_ORACLE, frozenset({ORACLE_ROW})),
     Curated("wrong sign of the re-encoding offset (realstate)",
             (Patch(RENDER, DELTA, "f.start - p.offset if reencode else 0"),),
-            REALSTATE, frozenset({FIDELITY}), True),
+            REALSTATE, frozenset({FIDELITY})),
     # --- survived mutation testing (mutmut against pytest) ------------------------------------------
     Curated("re-encoding offset computed as offset + start",
             (Patch(RENDER, DELTA, "p.offset + f.start if reencode else 0"),),
-            CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
+            CHECK_ORACLE, frozenset({ORACLE_ROW})),
     Curated("order statistic read from the last layer",
             (Patch(FRAGMENT, "return self.keys[self.fingerprint.layers // 2]", "return self.keys[-1]"),),
             REALSTATE, frozenset({KNOWN_M}), True),
@@ -152,10 +154,10 @@ CATALOG: tuple[Curated, ...] = (
             CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
     Curated("render ignores a non-zero base",
             (Patch(RENDER, "placements, offset = [], base", "placements, offset = [], 0"),),
-            CHECK_ORACLE, frozenset({ORACLE_ROW}), True),
+            CHECK_ORACLE, frozenset({ORACLE_ROW})),
     Curated("canonical NaN payload changed",
             (Patch(ORDER_VALUE, "0x7FF8000000000000", "0x7FF8000000000001"),),
-            REALSTATE, frozenset({KNOWN_M}), True),
+            REALSTATE, frozenset({KNOWN_M})),
     Curated("content-id header magic changed",
             (Patch(FRAGMENT, 'CONTENT_ID_MAGIC = b"CMFRAG01"', 'CONTENT_ID_MAGIC = b"CMFRAG02"'),),
             REALSTATE, frozenset({KNOWN_IDS}), True),
