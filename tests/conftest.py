@@ -7,6 +7,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 # CI runs a fixed, derandomized budget so a failure is reproducible from the log alone.
@@ -63,3 +64,14 @@ RUN_FIRST = (
 def pytest_collection_modifyitems(session, config, items):
     rank = {name: i for i, name in enumerate(RUN_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(RUN_FIRST)))  # stable: file order kept
+
+
+@pytest.fixture(scope="session")
+def full_proof_run(tmp_path_factory):
+    """Every obligation at the timeout ``prove`` and ``verify`` use, its SMT-LIB exported: one run
+    (seconds) read by the runner's tests and the second solver's.  Tests using it are marked
+    ``xdist_group("full-proof-run")``, so that ``-n`` gives them one worker and one run."""
+    import proofs
+
+    directory = tmp_path_factory.mktemp("smt2")
+    return directory, proofs.run(timeout_s=proofs.DEFAULT_TIMEOUT_S, emit_smt2=directory)

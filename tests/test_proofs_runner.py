@@ -38,8 +38,9 @@ def fermat_cubes() -> Goal:
     return Goal([premise("positive", a > 0, b > 0, c > 0)], a * a * a + b * b * b != c * c * c, "QF_NIA")
 
 
-def test_every_obligation_meets_its_expectation():
-    report = proofs.run(timeout_s=proofs.DEFAULT_TIMEOUT_S)  # the timeout prove and verify use
+@pytest.mark.xdist_group("full-proof-run")
+def test_every_obligation_meets_its_expectation(full_proof_run):
+    _, report = full_proof_run  # every obligation, at the timeout prove and verify use
     assert report.part == "proofs"
     assert [r.check for r in report.results] == rows_run()
     bad = [(r.check, r.outcome, r.figure) for r in report.results if r.outcome != Outcome.HOLDS]

@@ -38,15 +38,9 @@ def cvc5_answer(path: Path, time_limit_ms: int = 60_000) -> str:
     return answers[-1]
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory):
-    directory = tmp_path_factory.mktemp("smt2")
-    report = proofs.run(timeout_s=30, emit_smt2=directory)
-    return directory, report
-
-
-def test_one_file_per_obligation_with_header(exported):
-    directory, report = exported
+@pytest.mark.xdist_group("full-proof-run")
+def test_one_file_per_obligation_with_header(full_proof_run):
+    directory, report = full_proof_run
     z3_rows = [ob.name for ob in proofs.OBLIGATIONS if isinstance(ob, proofs.Obligation)]
     assert sorted(p.stem for p in directory.glob("*.smt2")) == sorted(z3_rows)
     assert all(("smt2" in row.details) == (row.details["kind"] == "z3") for row in report.results)
@@ -57,8 +51,9 @@ def test_one_file_per_obligation_with_header(exported):
         assert "(set-logic " in text and text.count("(check-sat)") == 1
 
 
-def test_cvc5_agrees_with_z3_on_every_obligation(exported):
-    directory, report = exported
+@pytest.mark.xdist_group("full-proof-run")
+def test_cvc5_agrees_with_z3_on_every_obligation(full_proof_run):
+    directory, report = full_proof_run
     disagreements = []
     for row in report.results:
         assert row.outcome == Outcome.HOLDS
