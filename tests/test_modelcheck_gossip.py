@@ -1,8 +1,14 @@
-"""The gossip explorer (C7): exhaustive on the correct backend, shortest traces on broken ones."""
+"""The gossip explorer (C7): exhaustive on the correct backend, shortest traces on broken ones.
+
+These tests are about the search (``gossip_search.search``): its counts, bounds, batches and traces.
+``explore`` runs the same search and then the controls, which on these small bounds cost many times
+the search itself; the controls have their own tests (``test_modelcheck_gossip_controls.py``,
+``test_gossip_blind_controls.py``, ``test_gossip_census.py``), and ``canonmerge check`` runs them."""
 
 import pytest
 
 from modelcheck.gossip import GossipConfig, explore
+from modelcheck.gossip_search import search
 from modelcheck.reference import ReferenceBackend
 from modelcheck.universes import universe
 from spec import InputError
@@ -24,43 +30,43 @@ def test_default_bounds_are_exhaustive_and_hold():
 
 
 def test_smaller_bounds_give_smaller_spaces():
-    assert explore(REF, TIES, GossipConfig(in_flight=1)).states == 1683
-    r = explore(REF, TIES, GossipConfig(replicas=2, fragments=1))
+    assert search(REF, TIES, GossipConfig(in_flight=1)).states == 1683
+    r = search(REF, TIES, GossipConfig(replicas=2, fragments=1))
     assert r.violation is None and r.exhaustive and r.states > 1
 
 
 def test_state_bound_makes_it_non_exhaustive():
-    r = explore(REF, TIES, GossipConfig(max_states=100))
+    r = search(REF, TIES, GossipConfig(max_states=100))
     assert not r.exhaustive and r.states == 100 and r.violation is None
 
 
 def test_merge_keeping_duplicates_fails_fair_exchange_at_the_shallowest_depth():
     bad = plant(REF, "merge-keeps-duplicates")
-    r = explore(bad, TIES, mutant="merge-keeps-duplicates", backend_name="reference")
+    r = search(bad, TIES, mutant="merge-keeps-duplicates", backend_name="reference")
     assert r.kind == "fair-exchange" and r.violation["claim"] == "C7"
     assert r.violation["mutant"] == "merge-keeps-duplicates"
     again = replay_planted(r.violation, REF)
     assert again.reproduced and again.same_bytes
     assert not replay_planted(dict(r.violation, mutant=None), REF).reproduced
     # BFS: nothing violates at a smaller depth
-    shallower = explore(bad, TIES, GossipConfig(max_depth=r.violation_depth - 1))
+    shallower = search(bad, TIES, GossipConfig(max_depth=r.violation_depth - 1))
     assert shallower.violation is None
 
 
 def test_arrival_order_render_breaks_equal_sets_render_equal():
     bad = plant(REF, "order-by-arrival")
-    r = explore(bad, TIES, mutant="order-by-arrival", backend_name="reference", fair_exchange=False)
+    r = search(bad, TIES, mutant="order-by-arrival", backend_name="reference", fair_exchange=False)
     assert r.kind == "same-set" and r.violation_depth == 6
     ops = [op["op"] for op in r.violation["ops"]]
     assert ops == ["publish", "publish", "send", "send", "deliver", "deliver"]
     assert replay_planted(r.violation, REF).reproduced
     assert not replay_planted(dict(r.violation, mutant=None), REF).reproduced
-    assert explore(bad, TIES, GossipConfig(max_depth=5), fair_exchange=False).violation is None
+    assert search(bad, TIES, GossipConfig(max_depth=5), fair_exchange=False).violation is None
 
 
 @pytest.mark.parametrize("mutant", ["order-by-arrival", "render-depends-on-merge-tree", "unstable-sort"])
 def test_render_bugs_fail_fair_exchange(mutant):
-    r = explore(plant(REF, mutant), TIES, mutant=mutant)
+    r = search(plant(REF, mutant), TIES, mutant=mutant)
     assert r.violation is not None and replay_planted(r.violation, REF).reproduced
 
 
@@ -89,9 +95,9 @@ def test_checking_nodes_in_batches_reports_what_checking_each_at_once_does(monke
 
     backend = plant(REF, mutant) if mutant else REF
     config = GossipConfig(symmetry=True, in_flight=2 if mutant else 1, **bounds)  # 1: the whole space, fast
-    batched = explore(backend, TIES, config, mutant=mutant, fair_exchange=fair)
+    batched = search(backend, TIES, config, mutant=mutant, fair_exchange=fair)
     monkeypatch.setattr(gossip, "CHECK_BATCH", 1)
-    single = explore(backend, TIES, config, mutant=mutant, fair_exchange=fair)
+    single = search(backend, TIES, config, mutant=mutant, fair_exchange=fair)
     assert _outcome(batched) == _outcome(single)
     if not bounds:  # the unbounded runs: every planted bug is found, the correct backend holds
         assert (batched.violation is None) == (mutant is None)

@@ -4,8 +4,9 @@ replayable traces.  Small configurations only (about a second each)."""
 
 from collections import deque
 
-from modelcheck.gossip import GossipConfig, explore
+from modelcheck.gossip import GossipConfig
 from modelcheck.gossip_model import GossipModel
+from modelcheck.gossip_search import search  # the search alone: the controls have their own tests
 from modelcheck.gossip_symmetry import Symmetry
 from modelcheck.reference import ReferenceBackend
 from modelcheck.universes import universe
@@ -35,8 +36,8 @@ def every_node(config: GossipConfig) -> list:
 
 def test_one_state_per_orbit_and_the_same_verdict():
     shape = dict(replicas=3, fragments=2)
-    full = explore(REF, TIES, GossipConfig(**shape, **SMALL))
-    reduced = explore(REF, TIES, GossipConfig(**shape, **SMALL, symmetry=True))
+    full = search(REF, TIES, GossipConfig(**shape, **SMALL))
+    reduced = search(REF, TIES, GossipConfig(**shape, **SMALL, symmetry=True))
     assert full.violation is None and reduced.violation is None and reduced.exhaustive
     orbits = Symmetry(GossipConfig(**shape, **SMALL, symmetry=True))
     nodes = every_node(GossipConfig(**shape, **SMALL))
@@ -65,7 +66,7 @@ def test_orbit_key_is_invariant_under_relabelling_replicas_once_everything_is_pu
 
 def test_state_level_bug_still_fails_fair_exchange_with_symmetry():
     bad = plant(REF, "merge-keeps-duplicates")
-    r = explore(bad, TIES, GossipConfig(symmetry=True), mutant="merge-keeps-duplicates", backend_name="reference")
+    r = search(bad, TIES, GossipConfig(symmetry=True), mutant="merge-keeps-duplicates", backend_name="reference")
     assert r.kind == "fair-exchange" and r.violation["claim"] == "C7"
     again = replay_planted(r.violation, REF)
     assert again.reproduced and again.same_bytes
@@ -74,8 +75,8 @@ def test_state_level_bug_still_fails_fair_exchange_with_symmetry():
 
 def test_render_level_bug_still_breaks_equal_sets_with_symmetry():
     bad = plant(REF, "order-by-arrival")
-    r = explore(bad, TIES, GossipConfig(symmetry=True), mutant="order-by-arrival", backend_name="reference",
-                fair_exchange=False)
+    r = search(bad, TIES, GossipConfig(symmetry=True), mutant="order-by-arrival", backend_name="reference",
+               fair_exchange=False)
     assert r.kind == "same-set" and r.violation_depth == 6
     assert replay_planted(r.violation, REF).reproduced
     assert not replay_planted(dict(r.violation, mutant=None), REF).reproduced
