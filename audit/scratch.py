@@ -148,18 +148,6 @@ class Patch:
         target.write_text(text.replace(self.old, self.new), encoding="utf-8")
 
 
-def _copy_compiled_kernels(src: Path, dest: Path) -> None:
-    """numba's on-disk kernels (``__pycache__/*.nbi``, ``*.nbc``) copied beside the copied sources:
-    numba keys each index by the SHA-256 of its source file's bytes, so a kernel whose file a patch
-    changed is compiled afresh from the patched source, and one whose file is unchanged loads
-    instead of costing seconds of compilation in every copy.  Python's own bytecode is not copied
-    (its key is the source's whole-second mtime and size, which a same-length patch could match)."""
-    for cached in src.rglob("__pycache__/*.nb[ic]"):
-        target = dest / cached.relative_to(src)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(cached, target)
-
-
 class ScratchCopy:
     """The packages copied under ``directory``; ``apply`` plants bugs, ``run`` runs commands."""
 
@@ -168,10 +156,13 @@ class ScratchCopy:
         self.root = Path(directory)
         self.root.mkdir(parents=True, exist_ok=True)
         src = source or project_root()
-        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        # __pycache__ comes along for numba's compiled kernels (*.nbi, *.nbc): numba keys each by the
+        # SHA-256 of its source file, so a kernel whose file a patch changed compiles afresh and an
+        # unchanged one loads instead of costing seconds in every copy.  Python's bytecode stays
+        # behind: its key (whole-second mtime and size) could match a same-length patch.
+        ignore = shutil.ignore_patterns("*.pyc", "*.pyc.*")
         for name in packages:
             shutil.copytree(src / name, self.root / name, ignore=ignore, dirs_exist_ok=True)
-            _copy_compiled_kernels(src / name, self.root / name)
         self.patches: list[Patch] = []
 
     def apply(self, *patches: Patch) -> ScratchCopy:

@@ -24,7 +24,8 @@ def pytest_configure(config):
     if not hasattr(config, "workerinput"):  # once, in the process that starts the workers
         # numba compiles the render kernels into the source tree's __pycache__ (seconds); every
         # scratch copy then starts from them (audit.scratch copies them: a patched kernel file
-        # compiles afresh), and the workers load them instead of compiling them each.
+        # compiles afresh), and the workers load them instead of compiling them each.  Only the
+        # compilation is wanted here: tests/test_vectors.py asserts the rows.
         from realstate.replay.vectors import check_known_answers
 
         check_known_answers()

@@ -45,3 +45,18 @@ def test_a_timed_out_run_is_killed_with_everything_it_started(tmp_path):
     assert none_left_in(tmp_path)
     done = run_group([sys.executable, "-c", "print('ok')"], tmp_path, dict(os.environ), timeout=60)
     assert (done.returncode, done.stdout) == (0, "ok\n")
+
+
+def test_a_copy_takes_numbas_compiled_kernels_and_leaves_pythons_bytecode(tmp_path):
+    """numba checks a kernel against its source file's bytes (a patched file recompiles: the planted
+    kernel bugs in tests/test_planted_in_source.py are caught through copies made so); Python's
+    bytecode is checked by mtime and size only, which a same-length patch could match."""
+    source = tmp_path / "source"
+    cache = source / "pkg" / "__pycache__"
+    cache.mkdir(parents=True)
+    (source / "pkg" / "kernels.py").write_text("x = 1\n")
+    for name in ("kernels.f-1.py311.nbi", "kernels.f-1.py311.1.nbc", "kernels.cpython-311.pyc"):
+        (cache / name).write_bytes(b"data")
+    copy = ScratchCopy(tmp_path / "copy", source=source, packages=("pkg",))
+    copied = sorted(p.name for p in (copy.root / "pkg" / "__pycache__").iterdir())
+    assert copied == ["kernels.f-1.py311.1.nbc", "kernels.f-1.py311.nbi"]
