@@ -447,7 +447,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/coverage.py:320:operator_augmented_assignment:9e16d430":
         "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
         "count = distinct + invalid + repeated, so any repeat already fails the cell whatever this count says",
-    "modelcheck/gossip.py:129:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
+    "modelcheck/gossip.py:144:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
     "modelcheck/gossip_search.py:122:operator_if_exp:8a0f5211":
         "the trace of a same-set violation also carries the fair exchange's moves after the violating state: the "
         "verdict, its depth and pair are the same, and the replay (run on the canary's trace in every exploration) "
@@ -484,9 +484,9 @@ EQUIVALENT: dict[str, str] = {
     # the instruments' second fresh draw (audit --targets instruments --sample 85 --seed 3)
     "modelcheck/gossip_controls.py:50:operator_number:772cd8e1":
         "the gossip canary's configuration with one bound one larger: the order-by-arrival render is still reported as the shallowest violation of each check at the depths expected, which the canary requires",
-    "modelcheck/gossip_controls.py:100:operator_name:93fa5105":
+    "modelcheck/gossip_controls.py:111:operator_name:93fa5105":
         "the canary's verdict for a universe of fewer than 2 fragments: every universe holds at least 6, so no input reaches it",
-    "modelcheck/gossip_controls.py:229:operator_keywords:fe15f490":
+    "modelcheck/gossip_controls.py:240:operator_keywords:fe15f490":
         "FragmentIndices numbering a fragment by the first other description: with the moves check's two fragments this swaps their numbers, a relabelling that changes no count",
     "modelcheck/gossip_search.py:64:operator_number:af2584e3":
         "GossipResult's default count of comparisons without renders: every search overwrites it with the verdict's count",
@@ -543,15 +543,15 @@ EQUIVALENT: dict[str, str] = {
         "it never makes durable, whatever its temporary is called (a 17-character one reads as a foreign entry, "
         "which the store tolerates)",
     # the gossip explorer's controls that need no second fault: their own survivors
-    "modelcheck/gossip_controls.py:383:operator_number:c98ae8a1":
+    "modelcheck/gossip_controls.py:394:operator_number:c98ae8a1":
         "the unrendered control's one-digest case fills replica 1's record instead of replica 0's: the pair is (0, 1) either way, so one side of it is still missing, and the verdict's test is symmetric in the two",
-    "modelcheck/gossip_controls.py:410:operator_number:373fb706":
+    "modelcheck/gossip_controls.py:421:operator_number:373fb706":
         "the key control's replicas all marked 1 instead of 0: one mark for all four in all three nodes, so every replica's signature is still the same in all three and the keys relate as before",
-    "modelcheck/gossip_controls.py:410:operator_number:5d590c89":
+    "modelcheck/gossip_controls.py:421:operator_number:5d590c89":
         "the key control's nodes with fragment 1 published instead of 0, so fragment 0 waits at replica 0: the relabelled four-cycle (0 3 1 2) is also the first one relabelled by a rotation that fixes replica 0, and the two two-cycles still have signatures equal to the four-cycle's, replica by replica, so both relations are the same",
-    "modelcheck/gossip_controls.py:410:operator_number:c1f7a0e3":
+    "modelcheck/gossip_controls.py:421:operator_number:c1f7a0e3":
         "the key control's marks tuple one entry longer: the key reads one mark per configured replica (four), never the fifth",
-    "modelcheck/gossip_controls.py:411:operator_number:d0e27bad":
+    "modelcheck/gossip_controls.py:422:operator_number:d0e27bad":
         "the key control's messages carry snapshot mark 1 instead of 0: the same in every message of all three nodes, so every replica's signature is still the same in all three and only the endpoints tell them apart",
     # a per-file sample of the gossip verdict and symmetry (audit --file F --sample 8 --seed 41)
     "modelcheck/gossip_verdict.py:45:operator_number:9048bbe1":
@@ -566,22 +566,22 @@ EQUIVALENT: dict[str, str] = {
         "the key of a node without messages writes 1 for every replica's sent count instead of 0: the same for every such node (the same order of replicas, the same equalities), and such keys still differ from every key of a node with messages at the message count written before the replicas (0 against at least 1)",
     "modelcheck/gossip_symmetry.py:126:operator_number:fd68570b":
         "the merge proofs' digests 17 bytes instead of 16: every digest compared is made by the same call, so a relabelling still gives an equal digest and another node a different one (a collision less likely still)",
-    "modelcheck/gossip.py:85:operator_number:fb40f952":
+    "modelcheck/gossip.py:100:operator_number:fb40f952":
         "the blind line of an unrendered comparison the verdict reported as a violation names the verdict's pair instead of its kind: the line is appended whatever it names (text only)",
     # the instruments' third fresh draw (audit --targets instruments --sample 85 --seed 4)
-    "modelcheck/gossip.py:140:operator_swap_op:f7de8405":
+    "modelcheck/gossip.py:155:operator_swap_op:f7de8405":
         "_differences builds the text of a cross-check that already disagrees (gossip.py calls it only on the blind "
         "line): it can change that line, or fail while a failing row is reported, never a verdict",
     "modelcheck/gossip_controls.py:50:operator_number:8b3e9748":
         "the order-by-arrival canary's configuration with in-flight <= 3 instead of 2: the canary still has its "
         "shallowest violation and its one-move-short copy (the depth of the first violation does not depend on the "
         "bound above 2), so it is caught the same way; only more states are explored",
-    "modelcheck/gossip_controls.py:298:operator_number:4e1d38b8":
+    "modelcheck/gossip_controls.py:309:operator_number:4e1d38b8":
         "the bounded check's depth at least 2 instead of 1: the reference's depth on its configuration is 10, so "
         "max(1, 5) and max(2, 5) are the same 5",
-    "modelcheck/gossip_controls.py:313:operator_swap_op:5e488b8c":
+    "modelcheck/gossip_controls.py:324:operator_swap_op:5e488b8c":
         "the bounded runs' 'violation' field in the JSON: display only; their agreement reads r.violation itself",
-    "modelcheck/gossip_controls.py:398:operator_number:b6be559f":
+    "modelcheck/gossip_controls.py:409:operator_number:b6be559f":
         "the orbit-key control's configuration with two fragments: the control's states publish nothing, and a "
         "second unpublished fragment's home does not bar the relabelling of the four-cycle, so the key still merges "
         "the cycle with its relabelling and tells it from two two-cycles",
@@ -622,7 +622,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/coverage.py:92:operator_swap_op:4518adce":
         "the merged first mismatch kept only when both sides have one: the example text of a failing row and "
         "the JSON's first_fed_otherwise; the verdict reads the mismatch count",
-    "modelcheck/gossip.py:55:operator_number:fae21cc6":
+    "modelcheck/gossip.py:70:operator_number:fae21cc6":
         "the fair exchanges due when the check is off: every exploration the product runs has it on",
     "modelcheck/gossip_controls.py:50:operator_number:8fbcdb59":
         "the order-by-arrival canary on three replicas instead of two: it is still reported as the shallowest "
@@ -665,10 +665,10 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_model.py:118:operator_number:23935d9d":
         "the empty replica's mark -2 instead of -1: states are numbered from 0, so any negative mark is no "
         "state's; it sorts before every state's in the orbit key and is written the same way in the merge proofs",
-    "modelcheck/gossip_controls.py:142:operator_name:4c0c0db4":
+    "modelcheck/gossip_controls.py:153:operator_name:4c0c0db4":
         "the cross-check's verdict for a universe of fewer than 2 fragments: every universe holds at least 6, so "
         "no input reaches it",
-    "modelcheck/gossip_controls.py:207:operator_number:afc8e966":
+    "modelcheck/gossip_controls.py:218:operator_number:afc8e966":
         "orbit_count's relabelled marks list started with ones instead of zeros: the loop after it writes every "
         "entry (the relabelling is a permutation), so no start value is read",
     "modelcheck/gossip_search.py:61:operator_number:b05b6a75":
@@ -753,7 +753,7 @@ EQUIVALENT: dict[str, str] = {
         "N, so the float compares equal to every count; only its printed form gains '.0'",
     "modelcheck/coverage.py:362:operator_number:44bf9ffe":
         "which list the off-schedule example's '?' note looks in: text of a row that already fails",
-    "modelcheck/gossip.py:76:operator_swap_op:cf5347fb":
+    "modelcheck/gossip.py:91:operator_swap_op:cf5347fb":
         "the unproved symmetry merge's example moves in the JSON: reached only when a merge is unproved, when the "
         "run is already BLIND",
     "modelcheck/gossip_verdict.py:46:operator_augmented_assignment:2e53bca6": "the gossip render-call count: " + _DISPLAY,
@@ -795,7 +795,7 @@ EQUIVALENT: dict[str, str] = {
         "the copy-numbering control's sampled figure: it rebuilds every schedule, and its verdict reads the "
         "mismatched, off-schedule and invalid counts, not this one",
     "modelcheck/coverage.py:369:operator_if_exp:b773be61": "the labels of an off-schedule example's text: " + _DISPLAY,
-    "modelcheck/gossip_controls.py:365:operator_number:2a765f71":
+    "modelcheck/gossip_controls.py:376:operator_number:2a765f71":
         "the unrendered control on two fragments instead of one: its three cases are still fed and each must "
         "still be counted exactly, so it still sees",
     "modelcheck/gossip_model.py:176:operator_augmented_assignment:8bde86bf":
@@ -821,15 +821,15 @@ EQUIVALENT: dict[str, str] = {
         "the neighbour control's directory made without parents: its parent is the soak's own work directory, "
         "which exists",
     # the bounded check's and the cross-check's doctored copies (new code after that draw)
-    "modelcheck/gossip.py:66:operator_name:42e24966":
+    "modelcheck/gossip.py:81:operator_name:42e24966":
         "a refused bound's entry (no control of its own) also read as a blind control: only in a run that the "
         "refusal already fails",
-    "modelcheck/gossip_controls.py:157:operator_number:4d1feb5f": "the cross-check's doctored copy two states off instead of one: disagreed with just the same",
-    "modelcheck/gossip_controls.py:157:operator_swap_op:b3906ac9": "the cross-check's doctored copy one state fewer instead of more: disagreed with just the same",
-    "modelcheck/gossip_controls.py:159:operator_number:464b1962": "the cross-check's doctored copy two states off instead of one: disagreed with just the same",
-    "modelcheck/gossip_controls.py:159:operator_swap_op:cac646e2": "the cross-check's doctored copy one state fewer instead of more: disagreed with just the same",
-    "modelcheck/gossip_controls.py:310:operator_number:2e08aad7": "the bounded check's doctored copy two states off instead of one: disagreed with just the same",
-    "modelcheck/gossip_controls.py:310:operator_swap_op:f5d0db4e": "the bounded check's doctored copy one state fewer instead of more: disagreed with just the same",
+    "modelcheck/gossip_controls.py:168:operator_number:4d1feb5f": "the cross-check's doctored copy two states off instead of one: disagreed with just the same",
+    "modelcheck/gossip_controls.py:168:operator_swap_op:b3906ac9": "the cross-check's doctored copy one state fewer instead of more: disagreed with just the same",
+    "modelcheck/gossip_controls.py:170:operator_number:464b1962": "the cross-check's doctored copy two states off instead of one: disagreed with just the same",
+    "modelcheck/gossip_controls.py:170:operator_swap_op:cac646e2": "the cross-check's doctored copy one state fewer instead of more: disagreed with just the same",
+    "modelcheck/gossip_controls.py:321:operator_number:2e08aad7": "the bounded check's doctored copy two states off instead of one: disagreed with just the same",
+    "modelcheck/gossip_controls.py:321:operator_swap_op:f5d0db4e": "the bounded check's doctored copy one state fewer instead of more: disagreed with just the same",
     "modelcheck/instruments.py:373:operator_if_exp:128922c5":
         "a family's tally read even when absent: the instruments judge only the C3 families that ran, and each "
         "of those has its tally in every merge, so the guard is never false",
@@ -922,18 +922,18 @@ GAPS: dict[str, str] = {
     "modelcheck/gossip_census.py:226:operator_number:21c802d6":
         "the census refusing a home of replica 0 given explicitly: the run's own configuration and the controls' "
         "pass no such homes (round-robin is None); tests/test_gossip_census.py counts one against the enumeration",
-    "modelcheck/gossip_controls.py:191:operator_keywords:722c70ca":
+    "modelcheck/gossip_controls.py:202:operator_keywords:722c70ca":
         "the cross-check's verdict text inverted: both searches' verdicts go through it, so they still compare "
         "equal when both hold; only two searches stopped by different violations (a second fault in a backend "
         "that already fails the run) would compare equal",
     "modelcheck/gossip_census_checks.py:81:operator_keywords:a9dcfb60":
         "the census control leaving the orbit comparisons at the first cross-check without orbits: a cross-check "
         "has none only when a violation stopped its searches, which fails the run already",
-    "modelcheck/gossip_controls.py:259:operator_name:1cf4439f":
+    "modelcheck/gossip_controls.py:270:operator_name:1cf4439f":
         "the moves check passing a configuration the search refused: reached only when the search refuses its "
         "documented domain (no audited run does); tests/test_gossip_reference.py plants such refusals and "
         "requires the run blind",
-    "modelcheck/gossip_controls.py:306:operator_name:51dc9523":
+    "modelcheck/gossip_controls.py:317:operator_name:51dc9523":
         "the bounded check passing a bound the search refused: reached only when the search refuses a bound of "
         "its documented domain; tests/test_gossip_reference.py plants such refusals and requires the run blind",
     # the gossip census, a sample of its file (--file modelcheck/gossip_census.py --sample 40 --seed 1)

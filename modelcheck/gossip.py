@@ -18,25 +18,40 @@ import time
 
 from modelcheck.backend import Backend, Universe
 from modelcheck.gossip_census_checks import census_check, census_control
-from modelcheck.gossip_controls import (canary, cross_check, key_control, moves_check, moves_differences,
-                                        unrendered_control)
+from modelcheck.gossip_controls import (Searcher, canary, cross_check, in_process, key_control, moves_check,
+                                        moves_differences, unrendered_control)
 from modelcheck.gossip_census import fits
 from modelcheck.gossip_model import GossipConfig
 from modelcheck.gossip_search import CHECK_BATCH, GossipResult, search
+from modelcheck.gossip_sharded import MAX_WORKERS, Recipe, sharded_search
 from spec import Progress, no_progress
+from spec.arguments import integer
 
 __all__ = ["CHECK_BATCH", "GossipConfig", "GossipResult", "explore"]
 
 
 def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipConfig(), *,
             backend_name: str | None = None, mutant: str | None = None, fair_exchange: bool = True,
-            progress: Progress = no_progress) -> GossipResult:
-    """Breadth-first exploration (``gossip_search.search``), stopping at the first (shallowest)
-    violation, then the controls; their findings are in ``details`` and ``blind``."""
-    result = search(backend, universe, config, backend_name=backend_name, mutant=mutant,
-                    fair_exchange=fair_exchange, progress=progress)
+            progress: Progress = no_progress, shards: int = 1, recipe: Recipe | None = None) -> GossipResult:
+    """Breadth-first exploration, stopping at the first (shallowest) violation, then the controls;
+    their findings are in ``details`` and ``blind``.  The search is ``gossip_search.search`` in
+    this process, or with ``shards`` > 1 ``gossip_sharded.sharded_search`` over that many worker
+    processes, each building the backend from ``recipe`` (the canary then goes through it too)."""
+    integer("shards", shards, 1, MAX_WORKERS)
+    if shards == 1:
+        result = search(backend, universe, config, backend_name=backend_name, mutant=mutant,
+                        fair_exchange=fair_exchange, progress=progress)
+        searcher: Searcher = in_process
+    else:
+        if recipe is None:
+            raise ValueError("a sharded gossip search builds the backend in its workers: give a BackendRecipe")
+        result = sharded_search(recipe, universe, config, shards, backend_name=backend_name, mutant=mutant,
+                                fair_exchange=fair_exchange, progress=progress)
+
+        def searcher(bad: Backend, u: Universe, c: GossipConfig, fair: bool) -> GossipResult:
+            return sharded_search(recipe, u, c, shards, arrival_order=True, fair_exchange=fair)
     started = time.perf_counter()
-    seen = canary(backend, universe, config.symmetry, config.fold_drops)
+    seen = canary(backend, universe, config.symmetry, config.fold_drops, searcher)
     result.details["canary"] = seen
     if not seen["seen"]:
         result.blind.append("gossip verdict: its canary (an order-by-arrival render) was not reported "

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from modelcheck.backend import Backend, FragmentDesc, Geometry, Universe
@@ -89,8 +89,19 @@ class ArrivalOrder:
         return self.inner.bag_digest([f for _, f in state], base)
 
 
-def canary(backend: Backend, universe: Universe, symmetry: bool, fold_drops: bool = False) -> dict[str, Any]:
-    """Explore the order-by-arrival render; what each check reported, and whether it was seen."""
+Searcher = Callable[[Backend, Universe, GossipConfig, bool], GossipResult]
+
+
+def in_process(backend: Backend, universe: Universe, config: GossipConfig, fair_exchange: bool) -> GossipResult:
+    """The single-process search (``gossip_search.search``) of ``backend``, as a ``Searcher``."""
+    return search(backend, universe, config, mutant=getattr(backend, "mutant", None), fair_exchange=fair_exchange)
+
+
+def canary(backend: Backend, universe: Universe, symmetry: bool, fold_drops: bool = False,
+           searcher: Searcher = in_process) -> dict[str, Any]:
+    """Explore the order-by-arrival render; what each check reported, and whether it was seen.
+    ``searcher`` is the search the run itself uses (the sharded one builds the same render in
+    each worker), so the canary goes through the run's own pipeline."""
     config = dataclasses.replace(CANARY, symmetry=symmetry, fold_drops=fold_drops)
     out: dict[str, Any] = {"render": "order by arrival (the backend's BagMerge of the arrival order)",
                            "replicas": config.replicas, "fragments": config.fragments,
@@ -103,7 +114,7 @@ def canary(backend: Backend, universe: Universe, symmetry: bool, fold_drops: boo
     bad = ArrivalOrder(backend)
     seen = True
     for kind, depth in CANARY_EXPECTED.items():
-        r = search(bad, universe, config, mutant=bad.mutant, fair_exchange=kind == "fair-exchange")
+        r = searcher(bad, universe, config, kind == "fair-exchange")
         replayed = _replays(r.violation, bad)
         found = r.kind == kind and r.violation_depth == depth and replayed
         out["checks"][kind] = {"found": r.kind or "nothing", "depth": r.violation_depth, "expected_depth": depth,

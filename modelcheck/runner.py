@@ -16,6 +16,7 @@ from modelcheck.backend import Backend, Universe
 from modelcheck.checks import Row, Tallies, Tally
 from modelcheck.executors import InProcess, make_executor
 from modelcheck.gossip import GossipConfig, GossipResult, explore
+from modelcheck.gossip_sharded import MAX_WORKERS
 from modelcheck.instruments import judge
 from modelcheck.plan_coverage import judge_plan
 from modelcheck.shards import (
@@ -187,8 +188,13 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
         checks: Iterable[Check] | None = None, iteration: str = DEFAULT_ITERATION,
         progress: Progress = no_progress, engine: str = "local", workers: int = 1,
         recipe: BackendRecipe | None = None, ray_address: str | None = None,
-        symmetry: bool = True, fail_fast: bool = False, fold_drops: bool = False) -> PartReport:
+        symmetry: bool = True, fail_fast: bool = False, fold_drops: bool = False,
+        gossip_workers: int = 1) -> PartReport:
     """Check C1–C4, C6 and C7 on ``backend`` and return the report.
+
+    With ``gossip_workers`` > 1 the gossip search is sharded over that many worker processes
+    (``gossip_sharded``), each building the backend from ``recipe``; it runs in this process
+    after the shards, not as one task beside them.
 
     ``checks`` selects registered checks (default: all of ``modelcheck.properties``);
     ``iteration`` is the FragmentSet iteration order the states use while checking (``arrival``
@@ -206,6 +212,9 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
     (``modelcheck.instruments``): canary shards go through the same engine and merge, and the
     schedules each shard rendered are held to closed forms and sampled from scratch."""
     _validate(max_arity, redeliveries, randomized, iteration)
+    integer("gossip_workers", gossip_workers, 1, MAX_WORKERS)
+    if gossip_workers > 1 and recipe is None:
+        raise ValueError("a sharded gossip search builds the backend in its workers: give a BackendRecipe")
     if trace_dir is not None:
         refuse_inside_store(trace_dir, "trace_dir")  # before any work: traces never go into a store
     chosen = frozenset((*P.ALL, *P.INSTRUMENTS) if checks is None else checks)
@@ -232,7 +241,7 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
     canary_plan = plan_canaries(settings, len(shard_plan)) if shard_plan else []
     tasks: list[Task] = [ShardTask(settings, s) for s in shard_plan + canary_plan]
     gossip_task = GossipTask(settings, gossip_u.name, config, weight=float("inf")) if run_gossip else None
-    if gossip_task is not None and not isinstance(executor, InProcess):
+    if gossip_task is not None and not isinstance(executor, InProcess) and gossip_workers == 1:
         tasks.append(gossip_task)           # on a pool, gossip runs beside the shards
     total = sum(s.weight for s in shard_plan + canary_plan)
     state = {"done": 0.0, "shards": 0}
@@ -291,9 +300,11 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
             "shard_costs": merged.shard_costs,
         } | instruments.data
         if gossip_task is not None and (gossip_result or not stopped):
-            if not gossip_result:           # in process: after the shards, with its own progress
+            if not gossip_result:           # in process (or sharded): after the shards, with its own progress
+                if backend is None:
+                    backend = recipe.make()  # type: ignore[union-attr]
                 gossip_result.append(explore(backend, gossip_u, config, backend_name=name, mutant=mutant,
-                                             progress=progress))
+                                             progress=progress, shards=gossip_workers, recipe=recipe))
             g = gossip_result[0]
             report.results += _gossip_results(g, chosen, trace_dir, report.notes)
             report.tables.append(_gossip_table(g, config))
@@ -318,12 +329,14 @@ def _violated(tallies: Tallies) -> bool:
 def _gossip_table(g: GossipResult, config: GossipConfig) -> Table:
     return Table("modelcheck gossip (C7): replicas over an unreliable network",
                  ["universe", "replicas", "fragments", "in-flight bound", "symmetry", "states", "transitions",
-                  "depth", "renders", "states/s", "exhaustive", "violations", "seconds"],
+                  "depth", "renders", "states/s", "exhaustive", "violations", "seconds", "search"],
                  [[g.universe, str(config.replicas), str(config.fragments), str(config.in_flight),
                    " + ".join(n for n, on in (("replica orbits", config.symmetry), ("drop folding", config.fold_drops))
                               if on) or "none", f"{g.states:,}", f"{g.transitions:,}",
                    str(g.depth), f"{g.renders:,}", f"{g.states / g.seconds:,.0f}" if g.seconds else "-",
-                   "yes" if g.exhaustive else "no", "1" if g.violation else "0", f"{g.seconds:.2f}"]])
+                   "yes" if g.exhaustive else "no", "1" if g.violation else "0", f"{g.seconds:.2f}",
+                   f"sharded over {g.details['shards']['workers']} processes" if "shards" in g.details
+                   else "one process"]])
 
 
 def _randomized(backend: Backend, examples: int, mutant: str | None, trace_dir: Path | None,

@@ -69,6 +69,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "default: start a local Ray on loopback for this run")
     parser.add_argument("--no-symmetry", action="store_true",
                         help="gossip: explore every state, not one per orbit of replica relabellings")
+    parser.add_argument("--gossip-workers", type=int, default=1, metavar="W",
+                        help="gossip: shard the search's visited set over W worker processes, level by level "
+                             "(default %(default)s: one search in one process; the counts are the same)")
     parser.add_argument("--fold-drops", action="store_true",
                         help="gossip: no drop/resend moves (a dropped message is one not delivered yet): the same "
                              "replica states and message multisets, the full count being the sum of their splits")
@@ -157,8 +160,9 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
         redeliveries=args.redeliveries, gossip=not args.no_gossip, max_states=args.max_states,
         max_depth=args.max_depth, trace_dir=args.trace_dir, checks=checks,
         iteration=args.iteration, progress=progress, engine=args.engine, workers=args.workers,
-        recipe=None if local else _recipe(args.plant), ray_address=args.ray_address,
-        symmetry=not args.no_symmetry, fail_fast=getattr(args, "fail_fast", False), fold_drops=args.fold_drops)
+        recipe=None if local and args.gossip_workers == 1 else _recipe(args.plant), ray_address=args.ray_address,
+        symmetry=not args.no_symmetry, fail_fast=getattr(args, "fail_fast", False), fold_drops=args.fold_drops,
+        gossip_workers=args.gossip_workers)
     if args.plant is not None:
         report.notes.insert(0, f"planted bug {args.plant!r} in realstate's engine (a demonstration): the "
                                "checks that catch it FAIL, with replayable traces")

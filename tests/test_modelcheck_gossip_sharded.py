@@ -1,0 +1,152 @@
+"""The gossip search sharded over worker processes (``gossip_sharded``): the counts of the
+single-process search on every small configuration, plain and reduced; the same verdict and
+depth on planted bugs, with traces that replay; the canary through the sharded pipeline; and
+bugs planted in the sharded search's source, caught by ``canonmerge check --gossip-workers``."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from audit import Patch, ScratchCopy
+from modelcheck.gossip import explore
+from modelcheck.gossip_model import GossipConfig
+from modelcheck.gossip_search import search
+from modelcheck.gossip_sharded import owner, sharded_search, stable_encoding, stable_mark
+from modelcheck.reference import ReferenceBackend
+from modelcheck.shards import BackendRecipe
+from modelcheck.trace_replay import replay
+from modelcheck.universes import universe
+from spec import ArgumentError
+from tests.audit_helpers import failing_rows
+from tests.broken_backends import plant
+from tests.test_modelcheck_gossip_controls import COMMAND, GOSSIP_ROWS
+
+REF = ReferenceBackend()
+TIES = universe("ties")
+COUNTS = ("states", "transitions", "depth", "merges", "unproved_merges", "folded_moves", "unfolded_states",
+          "exhaustive", "fair_exchanges", "unrendered_comparisons")
+
+
+def recipe(mutant: str | None = None) -> BackendRecipe:
+    return BackendRecipe("tests.broken_backends:planted_reference", (mutant,), name="reference", mutant=mutant)
+
+
+def counts(result):
+    return {name: getattr(result, name) for name in COUNTS}
+
+
+@pytest.mark.parametrize("config", [
+    GossipConfig(replicas=2, fragments=2, in_flight=2),
+    GossipConfig(replicas=3, fragments=2, in_flight=2, symmetry=True),
+    GossipConfig(replicas=3, fragments=3, in_flight=1, symmetry=True, fold_drops=True),
+    GossipConfig(replicas=2, fragments=3, in_flight=2, fold_drops=True),
+    GossipConfig(replicas=3, fragments=2, in_flight=2, max_depth=4),
+], ids=lambda c: f"{c.replicas}x{c.fragments}<={c.in_flight}{'-sym' if c.symmetry else ''}"
+                 f"{'-fold' if c.fold_drops else ''}{'-depth' if c.max_depth else ''}")
+def test_the_sharded_search_counts_what_the_single_process_search_counts(config):
+    single = search(REF, TIES, config)
+    assert single.violation is None
+    for workers in (1, 3):
+        sharded = sharded_search(recipe(), TIES, config, workers)
+        assert counts(sharded) == counts(single), workers
+        assert sum(sharded.details["shards"]["states_per_worker"]) == single.states
+
+
+def test_a_bounded_sharded_run_stops_at_or_before_the_bound_and_says_it_is_not_exhaustive():
+    config = GossipConfig(replicas=3, fragments=3, in_flight=2, symmetry=True, max_states=500)
+    r = sharded_search(recipe(), TIES, config, 2)
+    assert not r.exhaustive and r.states <= 500 and r.violation is None
+
+
+@pytest.mark.parametrize("mutant, fair", [("merge-keeps-duplicates", True), ("order-by-arrival", False),
+                                          ("unstable-sort", True), ("render-depends-on-merge-tree", True)])
+def test_planted_bugs_are_found_at_the_single_process_depth_with_traces_that_replay(mutant, fair):
+    config = GossipConfig(replicas=2, fragments=3, in_flight=2, symmetry=True)
+    bad = plant(REF, mutant)
+    single = search(bad, TIES, config, mutant=mutant, fair_exchange=fair)
+    sharded = sharded_search(recipe(mutant), TIES, config, 2, mutant=mutant, fair_exchange=fair)
+    assert single.violation is not None and sharded.violation is not None
+    assert sharded.violation_depth == single.violation_depth
+    assert sharded.kind in ("same-set", "fair-exchange") and sharded.violation["mutant"] == mutant
+    assert replay(sharded.violation, bad).reproduced
+
+
+def test_explore_sharded_runs_its_canary_through_the_sharded_search_and_every_control_holds():
+    config = GossipConfig(replicas=3, fragments=2, in_flight=1, symmetry=True)
+    r = explore(REF, TIES, config, shards=2, recipe=recipe())
+    assert r.violation is None and not r.blind and r.details["shards"]["workers"] == 2
+    assert r.details["canary"]["seen"] and r.details["census"]["compared"] and r.details["census"]["agree"]
+
+
+def test_bad_worker_counts_and_a_missing_recipe_are_refused():
+    with pytest.raises(ArgumentError, match="workers"):
+        sharded_search(recipe(), TIES, GossipConfig(), 0)
+    with pytest.raises(ArgumentError, match="shards"):
+        explore(REF, TIES, GossipConfig(), shards=0)
+    with pytest.raises(ValueError, match="BackendRecipe"):
+        explore(REF, TIES, GossipConfig(), shards=2)
+
+
+def test_the_stable_encoding_is_one_per_value_whatever_the_set_was_built_from():
+    a = frozenset([b"x" * n for n in range(40)])
+    b = frozenset(reversed([b"x" * n for n in range(40)]))
+    assert stable_encoding(a) == stable_encoding(b) and stable_mark(a) == stable_mark(b)
+    distinct = [(), (b"",), ("",), (0,), (False,), frozenset(), frozenset({b""}), ((b"a",), b"b"), ((b"a", b"b"),),
+                (1.0,), None]
+    assert len({stable_encoding(v) for v in distinct}) == len(distinct)
+    assert 0 <= stable_mark(a) < 2**63
+    assert {owner(bytes([i]), 3) for i in range(64)} == {0, 1, 2}
+    with pytest.raises(TypeError, match="object"):
+        stable_encoding((object(),))
+
+
+SHARDED_COMMAND = (*COMMAND[:-1], "--gossip-workers", "2", "--json")
+
+# the set numbers a node's facts records compare, numbered per process again (in order of first
+# sight, as the single-process verdict does): records from two workers then disagree
+PER_PROCESS_SET_NUMBERS = Patch(
+    "modelcheck/gossip_sharded.py",
+    "        return stable_mark(self.model.backend.abstract(state).ids())",
+    "        return Verdict.set_number(self, state)")
+# a child sent to its parent's owner, not its own: one state reached from two workers' parents is
+# kept by both, and counted twice
+PARENTS_OWNER = Patch("modelcheck/gossip_sharded.py", "                to = owner(ck, workers)",
+                      "                to = owner(k, workers)")
+
+
+def test_the_sharded_command_passes_on_an_unpatched_copy(tmp_path):
+    out = ScratchCopy(tmp_path).run(*SHARDED_COMMAND, timeout=900)
+    assert out.returncode == 0, out.stderr[-2000:]
+    gossip = json.loads(out.stdout)["parts"][0]["data"]["gossip"]
+    assert gossip["shards"]["workers"] == 2 and not gossip["blind"] and gossip["census"]["agree"]
+
+
+@pytest.mark.parametrize("patch, blind", [(PER_PROCESS_SET_NUMBERS, None), (PARENTS_OWNER, "census")],
+                         ids=["per-process set numbers", "child sent to its parent's owner"])
+def test_a_bug_planted_in_the_sharded_search_fails_the_command(tmp_path, patch, blind):
+    out = ScratchCopy(tmp_path).apply(patch).run(*SHARDED_COMMAND, timeout=900)
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert "Traceback" not in out.stderr
+    assert failing_rows(out.stdout) & GOSSIP_ROWS
+    if blind is not None:
+        assert any(blind in b for b in json.loads(out.stdout)["parts"][0]["data"]["gossip"]["blind"])
+
+
+def test_gossip_workers_below_one_is_a_usage_error_naming_the_flag(capsys):
+    from canonmerge.cli import main
+
+    assert main([*COMMAND[:-1], "--gossip-workers", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "--gossip-workers" in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_sharded_run_of_a_planted_backend_matches_the_single_process_verdict_at_each_symmetry():
+    for symmetry in (False, True):
+        config = dataclasses.replace(GossipConfig(replicas=3, fragments=2, in_flight=2), symmetry=symmetry)
+        single = search(plant(REF, "unstable-sort"), TIES, config, mutant="unstable-sort")
+        sharded = sharded_search(recipe("unstable-sort"), TIES, config, 3, mutant="unstable-sort")
+        assert (sharded.violation is None) == (single.violation is None)
+        assert sharded.violation_depth == single.violation_depth
