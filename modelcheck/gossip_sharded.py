@@ -445,7 +445,7 @@ def _levels(pool: Workers, workers: int, config: GossipConfig, result: GossipRes
     answers = pool.all("root")
     states = _tally(answers, result)
     depth = 0
-    while not _stop(answers, pool, result, states, depth) and any(a["new"] for a in answers):
+    while not _stop(answers, pool, result, states) and any(a["new"] for a in answers):
         expanded = pool.all("expand", [(depth,)] * workers)
         result.transitions += sum(e["transitions"] for e in expanded)
         result.folded_moves += sum(e["folded_moves"] for e in expanded)
@@ -475,7 +475,7 @@ def _tally(answers: list[dict[str, Any]], result: GossipResult) -> int:
     return sum(a["new"] for a in answers)
 
 
-def _stop(answers: list[dict[str, Any]], pool: Workers, result: GossipResult, states: int, depth: int) -> bool:
+def _stop(answers: list[dict[str, Any]], pool: Workers, result: GossipResult, states: int) -> bool:
     """Whether the search ends here: a violation in this level (its trace fetched), or the bound."""
     found = next(((i, a["violation"]) for i, a in enumerate(answers) if a["violation"] is not None), None)
     if found is not None:
