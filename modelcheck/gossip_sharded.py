@@ -376,7 +376,7 @@ class Workers:
             for i in range(len(specs)):
                 self._answer(i)
         except BaseException:
-            self.stop()
+            self.stop(at_once=True)
             raise
 
     def _answer(self, i: int) -> Any:
@@ -398,14 +398,15 @@ class Workers:
             connection.send((method, per_worker[i] if per_worker is not None else ()))
         return [self._answer(i) for i in range(len(self.connections))]
 
-    def stop(self) -> None:
+    def stop(self, at_once: bool = False) -> None:
+        """Stop every worker; ``at_once`` (error, Ctrl-C) kills them: a worker ends its round first."""
         for connection in self.connections:
             try:
                 connection.send(("stop", ()))
             except (OSError, ValueError):
                 pass
         for process in self.processes:
-            process.join(timeout=10)
+            process.join(timeout=0 if at_once else 10)
             if process.is_alive():
                 process.kill()
                 process.join()
@@ -428,8 +429,10 @@ def sharded_search(recipe: Recipe, universe: Universe, config: GossipConfig, wor
     try:
         _levels(pool, workers, config, result, progress, universe.name)
         totals = pool.all("totals")
-    finally:
-        pool.stop()
+    except BaseException:
+        pool.stop(at_once=True)
+        raise
+    pool.stop()
     result.renders = sum(t["renders"] for t in totals)
     result.unrendered_comparisons = sum(t["unrendered"] for t in totals)
     result.fair_exchanges = sum(t["fair_exchanges"] for t in totals)
@@ -443,7 +446,8 @@ def _levels(pool: Workers, workers: int, config: GossipConfig, result: GossipRes
             name: str) -> None:
     """Level by level until the frontier is empty, a violation is found or the bound is reached."""
     answers = pool.all("root")
-    states = _tally(answers, result)
+    result.unfolded_states += sum(a["unfolded"] for a in answers)
+    states = sum(a["new"] for a in answers)
     depth = 0
     while not _stop(answers, pool, result, states) and any(a["new"] for a in answers):
         expanded = pool.all("expand", [(depth,)] * workers)
@@ -460,7 +464,8 @@ def _levels(pool: Workers, workers: int, config: GossipConfig, result: GossipRes
             result.merges += d["merges"]
             result.unproved_merges += d["unproved"]
             result.exhaustive = result.exhaustive and not d["full"]
-        new = _tally(answers, result)
+        result.unfolded_states += sum(a["unfolded"] for a in answers)
+        new = sum(a["new"] for a in answers)
         states += new
         if new:
             depth += 1
@@ -468,11 +473,6 @@ def _levels(pool: Workers, workers: int, config: GossipConfig, result: GossipRes
         progress(f"gossip {name}: states", states, 0)
     result.states = states
     progress(f"gossip {name}: states", states, states)
-
-
-def _tally(answers: list[dict[str, Any]], result: GossipResult) -> int:
-    result.unfolded_states += sum(a["unfolded"] for a in answers)
-    return sum(a["new"] for a in answers)
 
 
 def _stop(answers: list[dict[str, Any]], pool: Workers, result: GossipResult, states: int) -> bool:

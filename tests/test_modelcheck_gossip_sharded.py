@@ -7,6 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -150,3 +156,42 @@ def test_a_sharded_run_of_a_planted_backend_matches_the_single_process_verdict_a
         sharded = sharded_search(recipe("unstable-sort"), TIES, config, 3, mutant="unstable-sort")
         assert (sharded.violation is None) == (single.violation is None)
         assert sharded.violation_depth == single.violation_depth
+
+
+def _in_session(sid: int) -> list[int]:
+    """Live processes of session ``sid`` (field 6 of /proc/PID/stat), zombies left out."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if entry.name.isdigit() and int(fields[3]) == sid and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_ctrl_c_during_a_sharded_search_exits_130_with_one_line_and_leaves_no_worker(tmp_path):
+    """SIGINT to the whole process group, as a terminal sends it, while the workers search."""
+    process = subprocess.Popen([sys.executable, "-m", "canonmerge", "check", "--only", "C7", "--workers", "1",
+                                "--gossip-workers", "2", "--replicas", "4", "--fragments", "4", "--in-flight", "2",
+                                "--fold-drops", "--max-states", "5000000", "--trace-dir", str(tmp_path / "traces")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    os.set_blocking(process.stderr.fileno(), False)
+    seen, deadline = b"", time.monotonic() + 120
+    while b"states: 14414" not in seen and time.monotonic() < deadline and process.poll() is None:
+        seen += process.stderr.read() or b""
+        time.sleep(0.1)
+    assert process.poll() is None, seen.decode()[-2000:]
+    os.killpg(process.pid, signal.SIGINT)
+    os.set_blocking(process.stderr.fileno(), True)
+    raw_out, raw_err = process.communicate(timeout=120)
+    err = (seen + (raw_err or b"")).decode()
+    assert process.returncode == 130, err[-2000:]
+    assert "Traceback" not in raw_out.decode() + err and "KeyboardInterrupt" not in err
+    assert [line for line in err.splitlines() if not line.startswith("[progress]")] == [
+        "canonmerge check: interrupted (SIGINT); outputs are written whole or not at all"]
+    deadline = time.monotonic() + 10
+    while _in_session(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _in_session(process.pid) == []
