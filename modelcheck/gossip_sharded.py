@@ -353,7 +353,8 @@ def _serve(connection: Connection, spec: WorkerSpec) -> None:
 
 
 class ShardError(RuntimeError):
-    """A worker of the sharded search failed (its message says how): a bug, never bad input."""
+    """A worker of the sharded search raised (its message says how): a bug, never bad input (a
+    worker killed from outside is a ``ChildProcessError``, which the command reports in one line)."""
 
 
 class Workers:
@@ -382,8 +383,9 @@ class Workers:
     def _answer(self, i: int) -> Any:
         try:
             status, value = self.connections[i].recv()
-        except EOFError:
-            raise ShardError(f"gossip shard worker {i} exited") from None
+        except EOFError:  # killed from outside (the OOM killer, a signal): the machine's doing, exit 2
+            raise ChildProcessError(f"gossip shard worker {i} exited before it answered (killed, or out of "
+                                    "memory?)") from None
         if status != "ok":
             raise ShardError(f"gossip shard worker {i}: {value}")
         return value

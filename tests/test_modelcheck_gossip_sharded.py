@@ -195,3 +195,31 @@ def test_ctrl_c_during_a_sharded_search_exits_130_with_one_line_and_leaves_no_wo
     while _in_session(process.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _in_session(process.pid) == []
+
+
+def test_a_worker_killed_from_outside_is_one_line_and_exit_2():
+    """SIGKILL to one worker (what the OOM killer does) while the search runs."""
+    process = subprocess.Popen([sys.executable, "-m", "canonmerge", "check", "--only", "C7", "--workers", "1",
+                                "--gossip-workers", "2", "--replicas", "4", "--fragments", "4", "--in-flight", "2",
+                                "--fold-drops", "--max-states", "5000000"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    os.set_blocking(process.stderr.fileno(), False)
+    seen, deadline = b"", time.monotonic() + 120
+    while b"states: 14414" not in seen and time.monotonic() < deadline and process.poll() is None:
+        seen += process.stderr.read() or b""
+        time.sleep(0.1)
+    parents = {pid: int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
+               for pid in _in_session(process.pid)}
+    workers = [pid for pid, ppid in parents.items() if ppid in parents and ppid != process.pid]
+    assert workers, (parents, seen.decode()[-2000:])
+    os.kill(workers[0], signal.SIGKILL)
+    os.set_blocking(process.stderr.fileno(), True)
+    _, raw_err = process.communicate(timeout=120)
+    err = (seen + (raw_err or b"")).decode()
+    assert process.returncode == 2, err[-2000:]
+    lines = [line for line in err.splitlines() if not line.startswith("[progress]")]
+    assert len(lines) == 1 and "gossip shard worker" in lines[0] and "Traceback" not in err, lines
+    deadline = time.monotonic() + 10
+    while _in_session(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _in_session(process.pid) == []
