@@ -391,13 +391,13 @@ EQUIVALENT: dict[str, str] = {
         "flush's re-send of a dropped message (a TypeError instead): only the trace of a fair-exchange violation "
         "found at a state holding a dropped message runs it, in a run that already fails (the verdict comes from "
         "exchanged(), which makes the same merges without the actions); the canary's is the initial state",
-    "modelcheck/gossip_search.py:121:operator_swap_op:44b332b9":
+    "modelcheck/gossip_search.py:120:operator_swap_op:44b332b9":
         "the fair-exchange count of a run that found a fair-exchange violation: the row already fails; the count "
         "is only printed",
-    "modelcheck/gossip_search.py:128:operator_number:3287fdfc":
+    "modelcheck/gossip_search.py:127:operator_number:3287fdfc":
         "the transition count recorded with the root node, reported only for a violation at the root: a figure",
-    "modelcheck/gossip_search.py:135:operator_swap_op:194c5b8f": "how often the explorer reports progress: " + _DISPLAY,
-    "modelcheck/gossip_search.py:168:operator_swap_op:ded8a114":
+    "modelcheck/gossip_search.py:134:operator_swap_op:194c5b8f": "how often the explorer reports progress: " + _DISPLAY,
+    "modelcheck/gossip_search.py:163:operator_swap_op:ded8a114":
         "the gossip explorer's check batch (128 or 129 nodes): every reached node is still checked, the remainder "
         "by the final check_pending, with the counts recorded when it was reached",
     "modelcheck/order_checks.py:33:operator_number:64eb8912": _BATCH_ONLY,
@@ -448,11 +448,11 @@ EQUIVALENT: dict[str, str] = {
         "the repeated-schedules count overwritten instead of summed: a cell is exact only when distinct == count, and "
         "count = distinct + invalid + repeated, so any repeat already fails the cell whatever this count says",
     "modelcheck/gossip.py:144:operator_swap_op:b4c13e66": "the proved-merges figure in the gossip JSON: " + _DISPLAY,
-    "modelcheck/gossip_search.py:122:operator_if_exp:8a0f5211":
+    "modelcheck/gossip_search.py:121:operator_if_exp:8a0f5211":
         "the trace of a same-set violation also carries the fair exchange's moves after the violating state: the "
         "verdict, its depth and pair are the same, and the replay (run on the canary's trace in every exploration) "
         "still reproduces it",
-    "modelcheck/gossip_search.py:168:operator_remove_unary_ops:4576d651":
+    "modelcheck/gossip_search.py:163:operator_remove_unary_ops:4576d651":
         "when the pending nodes are checked (after every expansion instead of in batches): every reached node is "
         "still checked, the rest by the final check_pending, with the counts recorded when it was reached",
     "modelcheck/instruments.py:202:operator_remove_unary_ops:9f84d3c6":
@@ -490,11 +490,11 @@ EQUIVALENT: dict[str, str] = {
         "FragmentIndices numbering a fragment by the first other description: with the moves check's two fragments this swaps their numbers, a relabelling that changes no count",
     "modelcheck/gossip_search.py:64:operator_number:af2584e3":
         "GossipResult's default count of comparisons without renders: every search overwrites it with the verdict's count",
-    "modelcheck/gossip_search.py:136:operator_number:9da3f7b6":
+    "modelcheck/gossip_search.py:135:operator_number:9da3f7b6":
         "how often the explorer reports progress: " + _DISPLAY,
-    "modelcheck/gossip_search.py:152:operator_augmented_assignment:f8690f4f":
+    "modelcheck/gossip_search.py:147:operator_augmented_assignment:f8690f4f":
         "the merges count (the proved-merges figure): " + _DISPLAY,
-    "modelcheck/gossip_symmetry.py:98:operator_swap_op:61d04b72":
+    "modelcheck/gossip_symmetry.py:107:operator_swap_op:61d04b72":
         "which of the relabellings giving the same least encoding is kept: the key is the same, and the node relabelled by either has the same digest (replicas of one signature group hold equal marks and homes)",
     "modelcheck/gossip_verdict.py:53:operator_swap_op:b8499b6f":
         "the render-call count: " + _DISPLAY,
@@ -562,9 +562,9 @@ EQUIVALENT: dict[str, str] = {
         "the exchanged digests sliced even when no exchange was made: with a fair exchange the flush publishes every fragment at its home and every holder sends to every other, so no replica holds nothing after it and the exchange is always made (the branch is reached only by a model that loses a fragment)",
     "modelcheck/gossip_verdict.py:121:operator_if_exp:2975699d":
         "the exchanged states' missing digests counted even when no exchange was made: as for the slice above, a fair exchange always leaves every replica holding something, so the exchange is always made",
-    "modelcheck/gossip_symmetry.py:66:operator_number:bd595b75":
+    "modelcheck/gossip_symmetry.py:75:operator_number:bd595b75":
         "the key of a node without messages writes 1 for every replica's sent count instead of 0: the same for every such node (the same order of replicas, the same equalities), and such keys still differ from every key of a node with messages at the message count written before the replicas (0 against at least 1)",
-    "modelcheck/gossip_symmetry.py:126:operator_number:fd68570b":
+    "modelcheck/gossip_symmetry.py:135:operator_number:fd68570b":
         "the merge proofs' digests 17 bytes instead of 16: every digest compared is made by the same call, so a relabelling still gives an equal digest and another node a different one (a collision less likely still)",
     "modelcheck/gossip.py:100:operator_number:fb40f952":
         "the blind line of an unrendered comparison the verdict reported as a violation names the verdict's pair instead of its kind: the line is appended whatever it names (text only)",
@@ -585,7 +585,7 @@ EQUIVALENT: dict[str, str] = {
         "the orbit-key control's configuration with two fragments: the control's states publish nothing, and a "
         "second unpublished fragment's home does not bar the relabelling of the four-cycle, so the key still merges "
         "the cycle with its relabelling and tells it from two two-cycles",
-    "modelcheck/gossip_search.py:128:operator_name:7c24bb29":
+    "modelcheck/gossip_search.py:127:operator_name:7c24bb29":
         "the counts recorded with the root are read only when the root itself violates: the exhaustive flag of a "
         "failing run's report, never its verdict",
     "modelcheck/instruments.py:204:operator_if_exp:837e109a":
@@ -604,10 +604,10 @@ EQUIVALENT: dict[str, str] = {
     "realstate/processes/replicate/faulty_gathers.py:52:operator_number:48b2edd1":
         "the list-differs control built from the second-last rank's list: when the real round agrees every rank "
         "gathered the same list, so the control is the same longer list; when it disagrees the row fails on that",
-    "modelcheck/gossip_search.py:113:operator_if_exp:0e33aa90":
+    "modelcheck/gossip_search.py:112:operator_if_exp:0e33aa90":
         "fair exchanges counted as if the check were on when it is off: every exploration the product runs has "
         "it on (only the canary's own searches turn it off, and their figure is not read), where both count the same",
-    "modelcheck/gossip_search.py:139:operator_keywords:1cd89551":
+    "modelcheck/gossip_search.py:138:operator_keywords:1cd89551":
         "a depth-bounded search stopping at its first node on the bound instead of skipping each: BFS pops the "
         "nodes in depth order, so every node left is on the bound too and none is expanded either way; and every "
         "node of the model has a move (a send while in-flight is below its bound, else a delivery), so the first "
@@ -630,8 +630,8 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_controls.py:55:operator_number:e3203ad9":
         "the moves check's second configuration at in-flight <= 3: the explorer and the reference are still "
         "compared on a small configuration, plain and folded, and bounded; only a larger one",
-    "modelcheck/gossip_search.py:135:operator_number:15af6f33": "when the progress line is printed",
-    "modelcheck/gossip_symmetry.py:116:operator_number:19d653b9":
+    "modelcheck/gossip_search.py:134:operator_number:15af6f33": "when the progress line is printed",
+    "modelcheck/gossip_symmetry.py:125:operator_number:19d653b9":
         "the inverse label's list started with ones instead of zeros: the loop after it writes every entry "
         "(the label is a permutation), so no start value is read",
     "modelcheck/instruments.py:206:operator_if_exp:573cfef1":
@@ -674,7 +674,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_search.py:61:operator_number:b05b6a75":
         "GossipResult's default unfolded-states count: every search overwrites it before it counts (1 with drop "
         "folding, 0 without)",
-    "modelcheck/gossip_search.py:178:operator_swap_op:d37e21a0": "the gossip search's seconds: " + _DISPLAY,
+    "modelcheck/gossip_search.py:173:operator_swap_op:d37e21a0": "the gossip search's seconds: " + _DISPLAY,
     "modelcheck/gossip_verdict.py:33:operator_number:5d0da978": "the render-call count's start: " + _DISPLAY,
     "modelcheck/gossip_verdict.py:46:operator_number:f627a156": "the render-call count's step: " + _DISPLAY,
     # the per-file samples of the power-loss model, the bench rows, the neighbour and the directory store
@@ -801,8 +801,8 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_model.py:176:operator_augmented_assignment:8bde86bf":
         "flush's re-send of a dropped message replacing the actions before it: flush is read only to write the "
         "tail of a fair-exchange violation's trace, in a row that already fails",
-    "modelcheck/gossip_search.py:134:operator_number:42a7d8f0": "the popped-states count, read only for the progress line",
-    "modelcheck/gossip_search.py:152:operator_number:ec87fdf6": "the symmetry merges' count: " + _DISPLAY,
+    "modelcheck/gossip_search.py:133:operator_number:42a7d8f0": "the popped-states count, read only for the progress line",
+    "modelcheck/gossip_search.py:147:operator_number:ec87fdf6": "the symmetry merges' count: " + _DISPLAY,
     "modelcheck/instruments.py:396:operator_swap_op:3048931b":
         "which text the counts row's figure takes: its outcome reads off and unjudged apart; " + _DISPLAY,
     "modelcheck/order_checks.py:64:operator_swap_op:e07af532":

@@ -96,8 +96,7 @@ def _search(backend: Backend, universe: Universe, config: GossipConfig, backend_
     union = verdict.union_render()
     root = model.initial()
     proving = config.symmetry
-    root_key, root_label = symmetry.orbit(root) if proving else (symmetry.canonical(root), None)
-    root_proof = symmetry.relabelled(root, root_label) if proving else b""
+    root_key, root_proof = symmetry.key_and_proof(root)
     # every state reached: its parent and the move from it (the trace), and with symmetry the
     # digest of its relabelled image (the merge proofs); only the frontier's nodes are held, so a
     # state object is freed once no node waiting to be expanded holds it
@@ -142,11 +141,7 @@ def _search(backend: Backend, universe: Universe, config: GossipConfig, backend_
         for action in model.successors(n):
             child = model.apply(n, action)
             result.transitions += 1
-            if proving:
-                ck, label = symmetry.orbit(child)
-                proof = symmetry.relabelled(child, label)
-            else:
-                ck, proof = symmetry.canonical(child), b""
+            ck, proof = symmetry.key_and_proof(child)
             seen = parent.get(ck, _NEW)
             if seen is not _NEW:
                 result.merges += 1

@@ -158,7 +158,7 @@ class ShardWorker:
         self.verdict = GlobalSetNumbers(self.model)
         self.symmetry = Symmetry(spec.config)
         self.union = self.verdict.union_render()
-        self.root_proof = self.key(self.model.initial())[1]
+        self.root_proof = self.symmetry.key_and_proof(self.model.initial())[1]
         self.numbers = {id(obj): i for i, obj in enumerate(self.model.objects)}
         self.parent: dict[Hashable, tuple[Hashable, Any, bytes] | None] = {}
         self.frontier: list[tuple[Hashable, Node, Facts]] = []
@@ -167,15 +167,9 @@ class ShardWorker:
         self.held: dict[Hashable, Node] = {}   # the violating node, kept for its trace
         self.fair_exchanges = 0
 
-    def key(self, n: Node) -> tuple[Hashable, bytes]:
-        if self.spec.config.symmetry:
-            k, label = self.symmetry.orbit(n)
-            return k, self.symmetry.relabelled(n, label)
-        return self.symmetry.canonical(n), b""
-
     def root(self) -> dict[str, Any]:
         n = self.model.initial()
-        k, _ = self.key(n)
+        k, _ = self.symmetry.key_and_proof(n)
         if owner(k, self.spec.workers) != self.spec.index:
             return self._absorbed(0, 0, None)
         self.parent[k] = None
@@ -201,7 +195,7 @@ class ShardWorker:
             for action in self.model.successors(n):
                 child = self.model.apply(n, action)
                 transitions += 1
-                ck, proof = self.key(child)
+                ck, proof = self.symmetry.key_and_proof(child)
                 to = owner(ck, workers)
                 buckets[to].append((ck, proof, k, action))
                 self.outgoing[to].append((child, n, facts))

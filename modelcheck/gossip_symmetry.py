@@ -29,6 +29,15 @@ class Symmetry:
             return self.orbit_key(n)
         return plain_key(n)
 
+    def key_and_proof(self, n: Node) -> tuple[Hashable, bytes]:
+        """The visited-set key of ``n`` and, with symmetry, the digest of its image under the
+        relabelling the key was written under (``relabelled``: what proves a merge into the orbit's
+        representative); without symmetry the plain key and no proof."""
+        if not self.config.symmetry:
+            return plain_key(n), b""
+        key, label = self.orbit(n)
+        return key, self.relabelled(n, label)
+
     def published_fields(self, published: frozenset[int]) -> tuple[tuple[int, ...], tuple[tuple[int, ...], ...]]:
         """The published fragments as the key writes them (count, then each), and per replica
         the fragments homed there and not yet published (count, then each)."""
