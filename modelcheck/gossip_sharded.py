@@ -31,7 +31,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import io
-import multiprocessing
 import pickle
 import time
 from collections import Counter
@@ -46,9 +45,10 @@ from modelcheck.gossip_search import CHECK_BATCH, GossipResult
 from modelcheck.gossip_symmetry import Symmetry
 from modelcheck.gossip_trace import gossip_trace
 from modelcheck.gossip_verdict import Facts, Verdict
+from modelcheck.gossip_workers import ShardError, Workers
 from spec import Progress, no_progress
 from spec.arguments import integer
-from spec.interrupts import ignore_interrupts, start_forkserver_without_interrupts
+from spec.interrupts import ignore_interrupts
 
 MAX_WORKERS = 256
 
@@ -346,70 +346,6 @@ def _serve(connection: Connection, spec: WorkerSpec) -> None:
             connection.send(("error", f"{type(exc).__name__}: {exc}"))
 
 
-class ShardError(RuntimeError):
-    """A worker of the sharded search raised (its message says how): a bug, never bad input (a
-    worker killed from outside is a ``ChildProcessError``, which the command reports in one line)."""
-
-
-class Workers:
-    """The worker processes of one sharded search, each behind a pipe."""
-
-    def __init__(self, specs: list[WorkerSpec]) -> None:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([specs[0].recipe.module])
-        start_forkserver_without_interrupts()
-        self.connections: list[Connection] = []
-        self.processes = []
-        try:
-            for spec in specs:
-                mine, theirs = context.Pipe()
-                process = context.Process(target=_serve, args=(theirs, spec), daemon=True)
-                process.start()
-                theirs.close()
-                self.connections.append(mine)
-                self.processes.append(process)
-            for i in range(len(specs)):
-                self._answer(i)
-        except BaseException:
-            self.stop(at_once=True)
-            raise
-
-    def _answer(self, i: int) -> Any:
-        try:
-            status, value = self.connections[i].recv()
-        except EOFError:  # killed from outside (the OOM killer, a signal): the machine's doing, exit 2
-            raise ChildProcessError(f"gossip shard worker {i} exited before it answered (killed, or out of "
-                                    "memory?)") from None
-        if status != "ok":
-            raise ShardError(f"gossip shard worker {i}: {value}")
-        return value
-
-    def call(self, i: int, method: str, *args: Any) -> Any:
-        self.connections[i].send((method, args))
-        return self._answer(i)
-
-    def all(self, method: str, per_worker: list[tuple[Any, ...]] | None = None) -> list[Any]:
-        """``method`` on every worker at once (sent to all, then the answers read in order)."""
-        for i, connection in enumerate(self.connections):
-            connection.send((method, per_worker[i] if per_worker is not None else ()))
-        return [self._answer(i) for i in range(len(self.connections))]
-
-    def stop(self, at_once: bool = False) -> None:
-        """Stop every worker; ``at_once`` (error, Ctrl-C) kills them: a worker ends its round first."""
-        for connection in self.connections:
-            try:
-                connection.send(("stop", ()))
-            except (OSError, ValueError):
-                pass
-        for process in self.processes:
-            process.join(timeout=0 if at_once else 10)
-            if process.is_alive():
-                process.kill()
-                process.join()
-        for connection in self.connections:
-            connection.close()
-
-
 def sharded_search(recipe: Recipe, universe: Universe, config: GossipConfig, workers: int, *,
                    arrival_order: bool = False, backend_name: str | None = None, mutant: str | None = None,
                    fair_exchange: bool = True, progress: Progress = no_progress) -> GossipResult:
@@ -421,7 +357,7 @@ def sharded_search(recipe: Recipe, universe: Universe, config: GossipConfig, wor
     result = GossipResult(config, universe.name)
     specs = [WorkerSpec(recipe, arrival_order, universe, config, fair_exchange, i, workers, backend_name, mutant)
              for i in range(workers)]
-    pool = Workers(specs)
+    pool = Workers(specs, _serve, recipe.module)
     try:
         _levels(pool, workers, config, result, progress, universe.name)
         totals = pool.all("totals")

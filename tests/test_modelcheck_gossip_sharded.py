@@ -171,55 +171,126 @@ def _in_session(sid: int) -> list[int]:
     return found
 
 
+# a guard against a hang only: the verdicts below wait on events (a line, an exit), never on time
+HANG_S = 900
+
+
+def _searching(process: subprocess.Popen) -> bytes:
+    """Block until the workers report their first level (they are up and searching): the event
+    the signal tests act on.  What was read comes back, for the tests' messages."""
+    seen = b""
+    for line in process.stderr:
+        seen += line
+        if line.startswith(b"[progress] gossip ") and b"states: " in line:
+            return seen
+    raise AssertionError(f"the search ended before its first level: {seen.decode()[-2000:]}")
+
+
+def _ended(process: subprocess.Popen) -> tuple[bytes, bytes]:
+    try:
+        return process.communicate(timeout=HANG_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        raise AssertionError(f"hung: no exit {HANG_S} s after the signal") from None
+
+
+@pytest.mark.heavy
 def test_ctrl_c_during_a_sharded_search_exits_130_with_one_line_and_leaves_no_worker(tmp_path):
     """SIGINT to the whole process group, as a terminal sends it, while the workers search."""
     process = subprocess.Popen([sys.executable, "-m", "canonmerge", "check", "--only", "C7", "--workers", "1",
                                 "--gossip-workers", "2", "--replicas", "4", "--fragments", "4", "--in-flight", "2",
                                 "--fold-drops", "--max-states", "5000000", "--trace-dir", str(tmp_path / "traces")],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    os.set_blocking(process.stderr.fileno(), False)
-    seen, deadline = b"", time.monotonic() + 120
-    while b"states: 14414" not in seen and time.monotonic() < deadline and process.poll() is None:
-        seen += process.stderr.read() or b""
-        time.sleep(0.1)
-    assert process.poll() is None, seen.decode()[-2000:]
+    seen = _searching(process)
     os.killpg(process.pid, signal.SIGINT)
-    os.set_blocking(process.stderr.fileno(), True)
-    raw_out, raw_err = process.communicate(timeout=120)
+    raw_out, raw_err = _ended(process)
     err = (seen + (raw_err or b"")).decode()
     assert process.returncode == 130, err[-2000:]
     assert "Traceback" not in raw_out.decode() + err and "KeyboardInterrupt" not in err
     assert [line for line in err.splitlines() if not line.startswith("[progress]")] == [
         "canonmerge check: interrupted (SIGINT); outputs are written whole or not at all"]
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120  # children are reaped after the parent: a guard, not a verdict
     while _in_session(process.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _in_session(process.pid) == []
 
 
+@pytest.mark.heavy
 def test_a_worker_killed_from_outside_is_one_line_and_exit_2():
     """SIGKILL to one worker (what the OOM killer does) while the search runs."""
     process = subprocess.Popen([sys.executable, "-m", "canonmerge", "check", "--only", "C7", "--workers", "1",
                                 "--gossip-workers", "2", "--replicas", "4", "--fragments", "4", "--in-flight", "2",
                                 "--fold-drops", "--max-states", "5000000"],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
-    os.set_blocking(process.stderr.fileno(), False)
-    seen, deadline = b"", time.monotonic() + 120
-    while b"states: 14414" not in seen and time.monotonic() < deadline and process.poll() is None:
-        seen += process.stderr.read() or b""
-        time.sleep(0.1)
+    seen = _searching(process)
     parents = {pid: int((Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[1])
                for pid in _in_session(process.pid)}
     workers = [pid for pid, ppid in parents.items() if ppid in parents and ppid != process.pid]
     assert workers, (parents, seen.decode()[-2000:])
     os.kill(workers[0], signal.SIGKILL)
-    os.set_blocking(process.stderr.fileno(), True)
-    _, raw_err = process.communicate(timeout=120)
+    _, raw_err = _ended(process)
     err = (seen + (raw_err or b"")).decode()
     assert process.returncode == 2, err[-2000:]
     lines = [line for line in err.splitlines() if not line.startswith("[progress]")]
     assert len(lines) == 1 and "gossip shard worker" in lines[0] and "Traceback" not in err, lines
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 120  # children are reaped after the parent: a guard, not a verdict
     while _in_session(process.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _in_session(process.pid) == []
+
+
+class _Pipe:
+    """A worker's pipe whose end the coordinator sees as ``error`` (EOF, EOF mid-message, broken pipe)."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def recv(self):
+        raise self.error
+
+    def send(self, message):
+        raise self.error
+
+
+class _Process:
+    """A worker process that has exited (``exitcode`` set) or exits while the coordinator waits."""
+
+    def __init__(self, exitcode: int | None, on_join: int | None) -> None:
+        self.exitcode, self.on_join, self.waited = exitcode, on_join, None
+
+    def join(self, timeout=None):
+        self.waited = timeout
+        if self.exitcode is None:
+            self.exitcode = self.on_join
+
+
+def _pool(pipe: _Pipe, process: _Process):
+    from modelcheck.gossip_workers import Workers
+
+    pool = object.__new__(Workers)
+    pool.connections, pool.processes = [_Pipe(EOFError()), pipe], [_Process(None, None), process]
+    return pool
+
+
+@pytest.mark.parametrize("error", [EOFError(), OSError("got end of file during message"), BrokenPipeError()],
+                         ids=["eof", "eof-mid-message", "broken-pipe"])
+@pytest.mark.parametrize("exit_first", [True, False], ids=["exit-then-eof", "eof-then-exit"])
+def test_a_worker_gone_is_one_line_naming_it_whichever_the_coordinator_sees_first(error, exit_first):
+    """The pipe's end and the worker's exit are one event: in both orders, and whether the end is a
+    clean EOF, one in the middle of a message or a broken pipe on send, the error names the worker
+    and how it ended."""
+    from modelcheck.gossip_workers import GONE_JOIN_S
+
+    process = _Process(-signal.SIGKILL if exit_first else None, -signal.SIGKILL)
+    pool = _pool(_Pipe(error), process)
+    with pytest.raises(ChildProcessError) as raised:
+        pool.call(1, "expand", 0) if isinstance(error, BrokenPipeError) else pool._answer(1)
+    message = str(raised.value)
+    assert "\n" not in message and message.startswith("gossip shard worker 1 was killed by SIGKILL"), message
+    assert process.waited == GONE_JOIN_S
+
+
+def test_a_worker_that_closed_its_pipe_but_lives_on_is_named_so():
+    process = _Process(None, None)
+    with pytest.raises(ChildProcessError, match="gossip shard worker 1 closed its pipe and has not exited"):
+        _pool(_Pipe(EOFError()), process)._answer(1)
