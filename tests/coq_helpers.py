@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import shutil
 
-import pytest
-
 import proofs
 from proofs.obligation import CoqTheorem
+from tests.optional import needs_coqc  # noqa: F401 - the Coq tests' marker and skip, re-exported
 
 HAVE_COQC = shutil.which("coqc") is not None
-needs_coqc = pytest.mark.skipif(not HAVE_COQC, reason="coqc not found (apt-get install coq; CI installs it)")
 
 
 def rows_run(only: str | None = None) -> list[str]:

