@@ -3,6 +3,8 @@
 import subprocess
 import sys
 
+import pytest
+
 
 def run(*args):
     return subprocess.run([sys.executable, "-m", "canonmerge", *args], capture_output=True, text=True)
@@ -54,6 +56,7 @@ def test_a_part_without_its_command_module_reports_not_built(monkeypatch, capsys
     assert outcomes == {"not built"}
 
 
+@pytest.mark.heavy  # CI's first step runs `canonmerge verify` itself, as the README's main job
 def test_verify_json_runs_every_part_and_every_claim_holds(monkeypatch, capsys):
     """The main job, end to end in one process: one JSON document, one entry per claim, all three
     parts. ``realstate`` runs its embedded defaults; ``check`` runs a smaller enumeration

@@ -53,7 +53,9 @@ def test_the_public_face_check_sees_a_private_import():
     assert non_public_imports("from realstate import Fragment\nimport torch\n") == []
 
 
-@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)
+# each run is a fresh interpreter (seconds of imports): the default tier runs the first, CI's heavy tier the rest
+@pytest.mark.parametrize("example", [pytest.param(e, marks=() if i == 0 else pytest.mark.heavy)
+                                     for i, e in enumerate(EXAMPLES)], ids=lambda p: p.name)
 def test_an_example_runs_and_prints_what_it_should(example: Path, tmp_path: Path):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, env=env, cwd=tmp_path,

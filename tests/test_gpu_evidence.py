@@ -27,6 +27,7 @@ def _run(*args: str, script: Path = SCRIPT, timeout: float = 600) -> subprocess.
                           cwd=script.parents[1])
 
 
+@pytest.mark.heavy
 def test_the_quick_cpu_run_writes_both_documents_and_its_exit_code_is_its_verdict(tmp_path):
     done = _run("--device", "cpu", "--quick", "--evidence", str(tmp_path / "ev"))
     assert "Traceback" not in done.stderr, done.stderr[-2000:]

@@ -21,7 +21,19 @@ from audit.curated import CATALOG
 from tests.audit_helpers import failing_rows
 
 CASES = [c for c in CATALOG if c.part in ("check", "realstate")]
-PARAMS = [pytest.param(c, id=c.name, marks=() if c.in_default_tests else pytest.mark.audit) for c in CASES]
+# the default tier plants the first default case of each quick command (one of each kind); the rest
+# of the default set runs in CI's heavy tier, and the others with -m audit
+REPRESENTATIVES = {next(c.name for c in CASES if c.in_default_tests and c.quick == q)
+                   for q in {c.quick for c in CASES if c.in_default_tests}}
+
+
+def _marks(case) -> tuple:
+    if not case.in_default_tests:
+        return (pytest.mark.audit,)
+    return () if case.name in REPRESENTATIVES else (pytest.mark.heavy,)
+
+
+PARAMS = [pytest.param(c, id=c.name, marks=_marks(c)) for c in CASES]
 
 
 @pytest.mark.parametrize("case", PARAMS)

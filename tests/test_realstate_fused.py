@@ -97,6 +97,10 @@ def test_an_error_in_a_helper_thread_reaches_the_caller(monkeypatch):
         fused.rotate_pieces(dest, [(keys, 0, table[0, 0], table[1, 0])], threads=2)
 
 
+# each dtype compiles the kernel afresh (seconds): the default tier compiles the first, CI's heavy tier the rest
+HEAVY_AFTER_THE_FIRST = [pytest.param(d, marks=() if i == 0 else pytest.mark.heavy) for i, d in enumerate(fused.DTYPES)]
+
+
 def test_numba_compiled_no_fused_multiply_add():
     """A fused multiply-add rounds once where the formula rounds twice: it must not be in the
     machine code (numba compiles without fast-math; this reads what it actually compiled)."""
@@ -124,7 +128,7 @@ def _fused_multiply_adds(function, options: dict, dtype: torch.dtype) -> list[st
     return [m for asm in listings for m in re.findall(r"\bv?f(?:n)?m(?:add|sub)\w*", asm)]
 
 
-@pytest.mark.parametrize("dtype", fused.DTYPES)
+@pytest.mark.parametrize("dtype", HEAVY_AFTER_THE_FIRST)
 def test_the_small_renders_kernel_compiled_no_fused_multiply_add(dtype):
     """The same reading for the kernel small renders rotate with in place (vectorized: the
     listing must still hold separate multiplies and adds)."""
@@ -151,7 +155,7 @@ def test_the_small_renders_kernel_compiled_no_fused_multiply_add(dtype):
         assert listing_fmas({"fastmath": True})
 
 
-@pytest.mark.parametrize("dtype", fused.DTYPES)
+@pytest.mark.parametrize("dtype", HEAVY_AFTER_THE_FIRST)
 def test_the_small_renders_kernel_called_by_address_compiled_no_fused_multiply_add(dtype, monkeypatch):
     """``rotate_rows`` calls the in-place kernel through a compiled wrapper that views the buffer
     at its address: the kernel compiled into that wrapper must hold separate multiplies and adds

@@ -100,6 +100,7 @@ def test_ranks_agree_on_real_model_caches_and_a_planted_bug_is_caught(
     assert planted["data"]["instruments"]["canary"]["ok"]
 
 
+@pytest.mark.heavy  # the default tier's replicate run: test_ranks_agree_on_real_model_caches_...
 def test_a_render_that_orders_by_arrival_makes_the_command_fail(synthetic_store: Path, tmp_path: Path) -> None:
     scratch = ScratchCopy(tmp_path / "scratch").apply(ARRIVAL_ORDER)
     out = scratch.run("replicate", "--ranks", "2", "--store", str(synthetic_store), "--json", timeout=600)
@@ -110,6 +111,7 @@ def test_a_render_that_orders_by_arrival_makes_the_command_fail(synthetic_store:
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.heavy  # the default tier's replicate run: test_ranks_agree_on_real_model_caches_...
 def test_a_blind_comparison_and_ranks_in_one_order_are_caught(synthetic_store: Path, tmp_path: Path) -> None:
     """Two plants in one scratch run, each seen by its own instrument (the ranks' verdict alone passes)."""
     scratch = ScratchCopy(tmp_path / "scratch").apply(BLIND_COMPARISON, ONE_ORDER)
@@ -124,6 +126,7 @@ def test_a_blind_comparison_and_ranks_in_one_order_are_caught(synthetic_store: P
     assert "Traceback" not in out.stderr
 
 
+@pytest.mark.heavy  # the default tier's replicate run: test_ranks_agree_on_real_model_caches_...
 def test_a_comparison_that_skips_its_cross_checks_is_caught_by_the_faulty_gathers(
         synthetic_store: Path, tmp_path: Path) -> None:
     scratch = ScratchCopy(tmp_path / "scratch").apply(SETS_OPTIONAL)
