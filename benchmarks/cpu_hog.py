@@ -126,3 +126,18 @@ def columns(samples: Samples, name: str, floor: str | None = None) -> dict[str, 
         row["quiet_over_floor"] = ratio(samples, ("quiet", name), ("quiet", floor))
         row["loaded_over_floor"] = ratio(samples, ("loaded", name), ("loaded", floor))
     return row
+
+
+def run_loaded(command: list[str], processes: int | None = None) -> int:
+    """``command`` run to its end with the hog busy on every core (a test suite's verdict must not
+    change under it); its exit status is returned."""
+    with CpuHog(processes) as hog, hog.running():
+        return subprocess.run(command).returncode
+
+
+if __name__ == "__main__":
+    # python benchmarks/cpu_hog.py COMMAND...: the command under one busy loop per core
+    if len(sys.argv) < 2:
+        print("usage: python benchmarks/cpu_hog.py COMMAND [ARG...]", file=sys.stderr)
+        sys.exit(2)
+    sys.exit(run_loaded(sys.argv[1:]))

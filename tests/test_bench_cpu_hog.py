@@ -58,3 +58,9 @@ def test_side_by_side_samples_every_measure_in_both_conditions():
     assert {len(v) for c in samples.values() for v in c.values()} == {3}
     row = columns(samples, "a", "b")
     assert set(row) == {"quiet_s", "loaded_s", "loaded_over_quiet", "quiet_over_floor", "loaded_over_floor"}
+
+
+def test_a_command_run_loaded_keeps_its_exit_status():
+    from cpu_hog import run_loaded
+
+    assert run_loaded([sys.executable, "-c", "raise SystemExit(3)"], processes=1) == 3
