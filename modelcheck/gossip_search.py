@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,8 +160,8 @@ def _search(backend: Backend, universe: Universe, config: GossipConfig, backend_
         _renumber(model, visited, marks, store)  # type: ignore[arg-type]
         first, stop = manifest["level"]["frontier"]
         depth = manifest["level"]["depth"]
-        frontier = [(row, n, verdict.facts(n)) for row in range(first, stop)
-                    for n in [model.run_actions(root, visited.path(row))[0]]]
+        frontier = deque((row, n, verdict.facts(n)) for row in range(first, stop)
+                         for n in [model.run_actions(root, visited.path(row))[0]])
     else:
         if store is not None:
             store.start()
@@ -173,15 +173,16 @@ def _search(backend: Backend, universe: Universe, config: GossipConfig, backend_
         root_facts = verdict.facts(root)
         pending.append((0, root, 0, root_facts, (1, 0, 0, True)))
         _witness(marks, root, 0)
-        frontier = [(0, root, root_facts)]
+        frontier = deque([(0, root, root_facts)])
         depth = 0
     popped = 0
     ok = True
     full = False
     while ok and frontier and not full:
-        following: list[tuple[int, Node, Facts]] = []
-        expanded = 0
-        for row, n, facts in frontier:
+        following: deque[tuple[int, Node, Facts]] = deque()
+        size, expanded = len(frontier), 0
+        while frontier:  # popped as expanded: a node is freed once its children are made
+            row, n, facts = frontier.popleft()
             popped += 1
             if popped % 2000 == 0:
                 progress(f"gossip {universe.name}: states", visited.rows, 0)
@@ -229,7 +230,7 @@ def _search(backend: Backend, universe: Universe, config: GossipConfig, backend_
         if ok and not full and store is not None:  # the level is complete: every state expanded and checked
             counts = {f: getattr(result, f) for f in _COUNTS} | {"checked": states_checked}
             level = {"depth": depth + 1, "frontier": [visited.rows - len(following), visited.rows],
-                     "expanded": expanded, "size": len(frontier), "rows": visited.rows}
+                     "expanded": expanded, "size": size, "rows": visited.rows}
             store.write(visited, level, counts, marks)
         frontier = following
         depth += 1
