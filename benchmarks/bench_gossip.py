@@ -73,6 +73,10 @@ def measure(replicas: int, fragments: int, in_flight: int, universe: str, fold_d
             "cpu_seconds": round(cpu, 3), "cpu_us_per_state": round(cpu / result.states * 1e6, 1),
             "search_only": search_only, "peak_rss_mb": round(peak / 2**20, 1),
             "bytes_per_state": round((peak - before) / result.states),
+            # the visited table's own bytes (slots and rows) and the widest level, where the search has them
+            "visited_bytes_per_state": (round(result.details["visited_bytes"] / result.states, 1)
+                                        if "visited_bytes" in result.details else None),
+            "widest_level": result.details.get("widest_level"),
             "code": str(Path(modelcheck.__file__).parent.parent)}
 
 

@@ -178,6 +178,7 @@ def _search(backend: Backend, universe: Universe, config: GossipConfig, backend_
     popped = 0
     ok = True
     full = False
+    widest = len(frontier)  # the most nodes one level held (what the frontier costs)
     while ok and frontier and not full:
         following: deque[tuple[int, Node, Facts]] = deque()
         size, expanded = len(frontier), 0
@@ -232,6 +233,7 @@ def _search(backend: Backend, universe: Universe, config: GossipConfig, backend_
             level = {"depth": depth + 1, "frontier": [visited.rows - len(following), visited.rows],
                      "expanded": expanded, "size": size, "rows": visited.rows}
             store.write(visited, level, counts, marks)
+        widest = max(widest, len(following))
         frontier = following
         depth += 1
     if ok:
@@ -242,6 +244,7 @@ def _search(backend: Backend, universe: Universe, config: GossipConfig, backend_
     result.unrendered_comparisons = verdict.unrendered
     result.seconds = time.perf_counter() - started
     result.details["visited_bytes"] = visited.nbytes()
+    result.details["widest_level"] = widest
     progress(f"gossip {universe.name}: states", result.states, result.states)
     return result
 
