@@ -319,7 +319,8 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
                     backend = recipe.make()  # type: ignore[union-attr]
                 gossip_result.append(explore(backend, gossip_u, config, backend_name=name, mutant=mutant,
                                              progress=progress, shards=gossip_workers, recipe=recipe,
-                                             checkpoint=gossip_checkpoint, resume=gossip_resume))
+                                             checkpoint=gossip_checkpoint, resume=gossip_resume,
+                                             engine=engine, ray_address=ray_address))
             g = gossip_result[0]
             report.results += _gossip_results(g, chosen, trace_dir, report.notes)
             report.tables.append(_gossip_table(g, config))
