@@ -394,10 +394,10 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_search.py:120:operator_swap_op:44b332b9":
         "the fair-exchange count of a run that found a fair-exchange violation: the row already fails; the count "
         "is only printed",
-    "modelcheck/gossip_search.py:127:operator_number:3287fdfc":
+    "modelcheck/gossip_search.py:174:operator_number:d05ba217":
         "the transition count recorded with the root node, reported only for a violation at the root: a figure",
-    "modelcheck/gossip_search.py:134:operator_swap_op:194c5b8f": "how often the explorer reports progress: " + _DISPLAY,
-    "modelcheck/gossip_search.py:163:operator_swap_op:ded8a114":
+    "modelcheck/gossip_search.py:187:operator_swap_op:6a6eaade": "how often the explorer reports progress: " + _DISPLAY,
+    "modelcheck/gossip_search.py:224:operator_swap_op:c2f1d3be":
         "the gossip explorer's check batch (128 or 129 nodes): every reached node is still checked, the remainder "
         "by the final check_pending, with the counts recorded when it was reached",
     "modelcheck/order_checks.py:33:operator_number:64eb8912": _BATCH_ONLY,
@@ -452,9 +452,6 @@ EQUIVALENT: dict[str, str] = {
         "the trace of a same-set violation also carries the fair exchange's moves after the violating state: the "
         "verdict, its depth and pair are the same, and the replay (run on the canary's trace in every exploration) "
         "still reproduces it",
-    "modelcheck/gossip_search.py:163:operator_remove_unary_ops:4576d651":
-        "when the pending nodes are checked (after every expansion instead of in batches): every reached node is "
-        "still checked, the rest by the final check_pending, with the counts recorded when it was reached",
     "modelcheck/instruments.py:202:operator_remove_unary_ops:9f84d3c6":
         "which figure the arrival canary's row prints: its outcome is holds_if(not blind), whatever the figure",
     "modelcheck/order_checks.py:158:operator_number:fb026392":
@@ -490,9 +487,9 @@ EQUIVALENT: dict[str, str] = {
         "FragmentIndices numbering a fragment by the first other description: with the moves check's two fragments this swaps their numbers, a relabelling that changes no count",
     "modelcheck/gossip_search.py:64:operator_number:af2584e3":
         "GossipResult's default count of comparisons without renders: every search overwrites it with the verdict's count",
-    "modelcheck/gossip_search.py:135:operator_number:9da3f7b6":
+    "modelcheck/gossip_search.py:188:operator_number:e9cd7a7c":
         "how often the explorer reports progress: " + _DISPLAY,
-    "modelcheck/gossip_search.py:147:operator_augmented_assignment:f8690f4f":
+    "modelcheck/gossip_search.py:202:operator_augmented_assignment:6e65bf86":
         "the merges count (the proved-merges figure): " + _DISPLAY,
     "modelcheck/gossip_symmetry.py:107:operator_swap_op:61d04b72":
         "which of the relabellings giving the same least encoding is kept: the key is the same, and the node relabelled by either has the same digest (replicas of one signature group hold equal marks and homes)",
@@ -585,7 +582,7 @@ EQUIVALENT: dict[str, str] = {
         "the orbit-key control's configuration with two fragments: the control's states publish nothing, and a "
         "second unpublished fragment's home does not bar the relabelling of the four-cycle, so the key still merges "
         "the cycle with its relabelling and tells it from two two-cycles",
-    "modelcheck/gossip_search.py:127:operator_name:7c24bb29":
+    "modelcheck/gossip_search.py:174:operator_name:2e3bb427":
         "the counts recorded with the root are read only when the root itself violates: the exhaustive flag of a "
         "failing run's report, never its verdict",
     "modelcheck/instruments.py:204:operator_if_exp:837e109a":
@@ -607,7 +604,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_search.py:112:operator_if_exp:0e33aa90":
         "fair exchanges counted as if the check were on when it is off: every exploration the product runs has "
         "it on (only the canary's own searches turn it off, and their figure is not read), where both count the same",
-    "modelcheck/gossip_search.py:138:operator_keywords:1cd89551":
+    "modelcheck/gossip_search.py:192:operator_keywords:0e4877cb":
         "a depth-bounded search stopping at its first node on the bound instead of skipping each: BFS pops the "
         "nodes in depth order, so every node left is on the bound too and none is expanded either way; and every "
         "node of the model has a move (a send while in-flight is below its bound, else a delivery), so the first "
@@ -630,7 +627,7 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_controls.py:55:operator_number:e3203ad9":
         "the moves check's second configuration at in-flight <= 3: the explorer and the reference are still "
         "compared on a small configuration, plain and folded, and bounded; only a larger one",
-    "modelcheck/gossip_search.py:134:operator_number:15af6f33": "when the progress line is printed",
+    "modelcheck/gossip_search.py:187:operator_number:6fd33431": "when the progress line is printed",
     "modelcheck/gossip_symmetry.py:125:operator_number:19d653b9":
         "the inverse label's list started with ones instead of zeros: the loop after it writes every entry "
         "(the label is a permutation), so no start value is read",
@@ -801,8 +798,8 @@ EQUIVALENT: dict[str, str] = {
     "modelcheck/gossip_model.py:176:operator_augmented_assignment:8bde86bf":
         "flush's re-send of a dropped message replacing the actions before it: flush is read only to write the "
         "tail of a fair-exchange violation's trace, in a row that already fails",
-    "modelcheck/gossip_search.py:133:operator_number:42a7d8f0": "the popped-states count, read only for the progress line",
-    "modelcheck/gossip_search.py:147:operator_number:ec87fdf6": "the symmetry merges' count: " + _DISPLAY,
+    "modelcheck/gossip_search.py:186:operator_number:d4a315d3": "the popped-states count, read only for the progress line",
+    "modelcheck/gossip_search.py:202:operator_number:31849f2d": "the symmetry merges' count: " + _DISPLAY,
     "modelcheck/instruments.py:396:operator_swap_op:3048931b":
         "which text the counts row's figure takes: its outcome reads off and unjudged apart; " + _DISPLAY,
     "modelcheck/order_checks.py:64:operator_swap_op:e07af532":

@@ -14,6 +14,8 @@ Every run includes the explorer's controls (canary, reduction cross-check): thei
 Run:
     python benchmarks/bench_gossip.py [--replicas 4 --fragments 4 --in-flight 1] [--rounds 3]
     python benchmarks/bench_gossip.py --baseline /tmp/before --rounds 3
+    python benchmarks/bench_gossip.py --replicas 4 --fragments 4 --in-flight 2 --fold-drops --same-model \
+        --search-only --max-states 400000 --baseline /tmp/before
     python benchmarks/bench_gossip.py --replicas 4 --fragments 4 --in-flight 2 --fold-drops --baseline /tmp/before
 """
 
@@ -37,8 +39,9 @@ def _rss_bytes() -> int:
 
 
 def measure(replicas: int, fragments: int, in_flight: int, universe: str, fold_drops: bool = False,
-            max_states: int = 50_000_000) -> dict:
-    """One exhaustive exploration in this process."""
+            max_states: int = 50_000_000, search_only: bool = False) -> dict:
+    """One exhaustive exploration in this process (with ``search_only``, the search alone,
+    ``gossip_search.search``, without the explorer's controls: its CPU and memory per state)."""
     import torch
 
     torch.set_num_threads(1)
@@ -51,6 +54,8 @@ def measure(replicas: int, fragments: int, in_flight: int, universe: str, fold_d
     config = GossipConfig(replicas=replicas, fragments=fragments, in_flight=in_flight,
                           max_states=max_states, symmetry=True, **folding)
     u, backend = universe_named(universe), make_backend()
+    if search_only:
+        from modelcheck.gossip_search import search as explore  # type: ignore[assignment]
     before = _rss_bytes()
     started, cpu = time.perf_counter(), time.process_time()
     result = explore(backend, u, config)
@@ -65,14 +70,20 @@ def measure(replicas: int, fragments: int, in_flight: int, universe: str, fold_d
             "merges": getattr(result, "merges", None), "seconds": round(seconds, 3), "search_seconds": round(result.seconds, 3),
             "controls_seconds": controls, "controls_share": round(controls / seconds, 4),
             "states_per_s": round(result.states / seconds, 1),
-            "cpu_seconds": round(cpu, 3), "peak_rss_mb": round(peak / 2**20, 1),
+            "cpu_seconds": round(cpu, 3), "cpu_us_per_state": round(cpu / result.states * 1e6, 1),
+            "search_only": search_only, "peak_rss_mb": round(peak / 2**20, 1),
             "bytes_per_state": round((peak - before) / result.states),
+            # the visited table's own bytes (slots and rows) and the widest level, where the search has them
+            "visited_bytes_per_state": (round(result.details["visited_bytes"] / result.states, 1)
+                                        if "visited_bytes" in result.details else None),
+            "widest_level": result.details.get("widest_level"),
             "code": str(Path(modelcheck.__file__).parent.parent)}
 
 
 def child(root: Path, args: argparse.Namespace, fold_drops: bool) -> dict:
     argv = ["--replicas", str(args.replicas), "--fragments", str(args.fragments), "--in-flight", str(args.in_flight),
             "--universe", args.universe, "--max-states", str(args.max_states)] + (["--fold-drops"] if fold_drops else [])
+    argv += ["--search-only"] if args.search_only else []
     return run_child(Path(__file__).resolve(), root, argv)
 
 
@@ -85,25 +96,30 @@ def main() -> None:
     parser.add_argument("--fold-drops", action="store_true", help="explore with drop folding (check --fold-drops)")
     parser.add_argument("--max-states", type=int, default=50_000_000,
                         help="stop after this many states (the figure is then not exhaustive)")
+    parser.add_argument("--search-only", action="store_true",
+                        help="time the search alone (no controls): CPU microseconds and bytes per state")
+    parser.add_argument("--same-model", action="store_true",
+                        help="with --fold-drops and --baseline: the baseline folds drops too (the same state space)")
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--baseline", type=Path, help="another copy of the code to compare with")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         print(json.dumps(measure(args.replicas, args.fragments, args.in_flight, args.universe, args.fold_drops,
-                                 args.max_states)))
+                                 args.max_states, args.search_only)))
         return
     rounds = []
     for _ in range(args.rounds):
         row = {"this": child(HERE, args, args.fold_drops)}
         if args.baseline is not None:
-            row["baseline"] = base = child(args.baseline.resolve(), args, False)
-            if not args.fold_drops and (base["states"], base["transitions"]) != (row["this"]["states"],
+            row["baseline"] = base = child(args.baseline.resolve(), args, args.fold_drops and args.same_model)
+            if (args.same_model or not args.fold_drops) and (base["states"], base["transitions"]) != (row["this"]["states"],
                                                                                row["this"]["transitions"]):
                 raise SystemExit("the two copies explored different state spaces: not comparable")
             row["speedup"] = round(row["this"]["states_per_s"] / base["states_per_s"], 2)
             row["memory_ratio"] = round(base["bytes_per_state"] / row["this"]["bytes_per_state"], 2)
             row["time_ratio"] = round(base["seconds"] / row["this"]["seconds"], 2)
+            row["cpu_ratio"] = round(base["cpu_us_per_state"] / row["this"]["cpu_us_per_state"], 2)
         rounds.append(row)
     this = [r["this"] for r in rounds]
     summary = {"replicas": args.replicas, "fragments": args.fragments, "in_flight": args.in_flight,
@@ -115,6 +131,7 @@ def main() -> None:
         summary["speedup_median"] = statistics.median(r["speedup"] for r in rounds)
         summary["memory_ratio_median"] = statistics.median(r["memory_ratio"] for r in rounds)
         summary["time_ratio_median"] = statistics.median(r["time_ratio"] for r in rounds)
+        summary["cpu_ratio_median"] = statistics.median(r["cpu_ratio"] for r in rounds)
     summary["load_average"] = os.getloadavg()
     print(json.dumps(summary, indent=2))
 

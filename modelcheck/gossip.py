@@ -15,6 +15,7 @@ proved to be a replica relabelling.  A control that fails names its instrument i
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from modelcheck.backend import Backend, Universe
 from modelcheck.gossip_census_checks import census_check, census_control
@@ -24,7 +25,7 @@ from modelcheck.gossip_census import fits
 from modelcheck.gossip_model import GossipConfig
 from modelcheck.gossip_search import CHECK_BATCH, GossipResult, search
 from modelcheck.gossip_sharded import MAX_WORKERS, Recipe, sharded_search
-from spec import Progress, no_progress
+from spec import ArgumentError, Progress, no_progress
 from spec.arguments import integer
 
 __all__ = ["CHECK_BATCH", "GossipConfig", "GossipResult", "explore"]
@@ -32,24 +33,38 @@ __all__ = ["CHECK_BATCH", "GossipConfig", "GossipResult", "explore"]
 
 def explore(backend: Backend, universe: Universe, config: GossipConfig = GossipConfig(), *,
             backend_name: str | None = None, mutant: str | None = None, fair_exchange: bool = True,
-            progress: Progress = no_progress, shards: int = 1, recipe: Recipe | None = None) -> GossipResult:
+            progress: Progress = no_progress, shards: int = 1, recipe: Recipe | None = None,
+            checkpoint: Path | None = None, resume: Path | None = None, engine: str = "local",
+            ray_address: str | None = None) -> GossipResult:
     """Breadth-first exploration, stopping at the first (shallowest) violation, then the controls;
     their findings are in ``details`` and ``blind``.  The search is ``gossip_search.search`` in
     this process, or with ``shards`` > 1 ``gossip_sharded.sharded_search`` over that many worker
-    processes, each building the backend from ``recipe`` (the canary then goes through it too)."""
+    processes, each building the backend from ``recipe`` (the canary then goes through it too).
+    ``checkpoint`` / ``resume``: the one-process search's checkpoint directory (``gossip_checkpoint``).
+    ``engine`` "ray": the sharded search's workers are Ray actors (``gossip_ray``), on a local Ray
+    or the cluster at ``ray_address``."""
     integer("shards", shards, 1, MAX_WORKERS)
+    if shards > 1 and (checkpoint is not None or resume is not None):
+        raise ArgumentError("checkpoint" if checkpoint is not None else "resume", str(checkpoint or resume),
+                            "is for the one-process gossip search (--gossip-workers 1)")
     if shards == 1:
         result = search(backend, universe, config, backend_name=backend_name, mutant=mutant,
-                        fair_exchange=fair_exchange, progress=progress)
+                        fair_exchange=fair_exchange, progress=progress, checkpoint=checkpoint, resume=resume)
         searcher: Searcher = in_process
     else:
         if recipe is None:
             raise ValueError("a sharded gossip search builds the backend in its workers: give a BackendRecipe")
+        pool_of = None
+        if engine == "ray":
+            from modelcheck.gossip_ray import RayWorkers
+
+            def pool_of(specs: list) -> RayWorkers:
+                return RayWorkers(specs, ray_address)
         result = sharded_search(recipe, universe, config, shards, backend_name=backend_name, mutant=mutant,
-                                fair_exchange=fair_exchange, progress=progress)
+                                fair_exchange=fair_exchange, progress=progress, pool_of=pool_of)
 
         def searcher(bad: Backend, u: Universe, c: GossipConfig, fair: bool) -> GossipResult:
-            return sharded_search(recipe, u, c, shards, arrival_order=True, fair_exchange=fair)
+            return sharded_search(recipe, u, c, shards, arrival_order=True, fair_exchange=fair, pool_of=pool_of)
     started = time.perf_counter()
     seen = canary(backend, universe, config.symmetry, config.fold_drops, searcher)
     result.details["canary"] = seen

@@ -34,7 +34,7 @@ import io
 import pickle
 import time
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any, Protocol
@@ -348,16 +348,19 @@ def _serve(connection: Connection, spec: WorkerSpec) -> None:
 
 def sharded_search(recipe: Recipe, universe: Universe, config: GossipConfig, workers: int, *,
                    arrival_order: bool = False, backend_name: str | None = None, mutant: str | None = None,
-                   fair_exchange: bool = True, progress: Progress = no_progress) -> GossipResult:
+                   fair_exchange: bool = True, progress: Progress = no_progress,
+                   pool_of: Callable[[list[WorkerSpec]], Any] | None = None) -> GossipResult:
     """The search of ``gossip_search.search`` over ``workers`` processes (see the module's
-    docstring for what differs); the backend is built in each worker from ``recipe``."""
+    docstring for what differs); the backend is built in each worker from ``recipe``.
+    ``pool_of`` builds the workers from their specs (default ``Workers``, a forkserver pool;
+    ``gossip_ray.RayWorkers``, Ray actors)."""
     integer("workers", workers, 1, MAX_WORKERS)
     config.validate(universe)
     started = time.perf_counter()
     result = GossipResult(config, universe.name)
     specs = [WorkerSpec(recipe, arrival_order, universe, config, fair_exchange, i, workers, backend_name, mutant)
              for i in range(workers)]
-    pool = Workers(specs, _serve, recipe.module)
+    pool = pool_of(specs) if pool_of is not None else Workers(specs, _serve, recipe.module)
     try:
         _levels(pool, workers, config, result, progress, universe.name)
         totals = pool.all("totals")

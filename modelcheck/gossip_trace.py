@@ -10,6 +10,7 @@ from typing import Any
 from modelcheck.backend import Universe
 from modelcheck.gossip_model import Action, GossipModel
 from modelcheck.gossip_verdict import Verdict
+from modelcheck.gossip_visited import Visited
 from modelcheck.trace import make_trace
 from modelcheck.trace_replay import replay_gossip_ops
 from spec.fragment_set import current_iteration_order
@@ -26,12 +27,13 @@ def path(parent: Parents, key: Hashable) -> list[Action]:
     return actions[::-1]
 
 
-def gossip_trace(model: GossipModel, verdict: Verdict, universe: Universe, parent: Parents, key: Hashable,
+def gossip_trace(model: GossipModel, verdict: Verdict, universe: Universe, parent: Parents | Visited, key: Hashable,
                  tail: list[Action], pair: tuple[int, int] | None, backend_name: str | None,
                  mutant: str | None) -> dict[str, Any]:
     """The shortest path to ``key`` (plus the fair exchange, if that is what failed) as a trace
-    whose messages are named by the op number of their send."""
-    steps = path(parent, key)
+    whose messages are named by the op number of their send.  ``parent``: the parent pointers by
+    key (the sharded search), or the visited table (``key`` a row)."""
+    steps = parent.path(key) if isinstance(parent, Visited) else path(parent, key)  # type: ignore[arg-type]
     _, concrete = model.run_actions(model.initial(), steps + tail)
     ops: list[dict[str, Any]] = []
     flight: list[tuple[int, Hashable]] = []    # (op number of the send, message key), pool order

@@ -189,8 +189,13 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
         progress: Progress = no_progress, engine: str = "local", workers: int = 1,
         recipe: BackendRecipe | None = None, ray_address: str | None = None,
         symmetry: bool = True, fail_fast: bool = False, fold_drops: bool = False,
-        gossip_workers: int = 1) -> PartReport:
+        gossip_workers: int = 1, gossip_checkpoint: Path | None = None,
+        gossip_resume: Path | None = None) -> PartReport:
     """Check C1–C4, C6 and C7 on ``backend`` and return the report.
+
+    ``gossip_checkpoint`` / ``gossip_resume``: a directory the one-process gossip search writes a
+    checkpoint to after every level / goes on from (``gossip_checkpoint``); the search then runs
+    in this process after the shards, on any engine.
 
     With ``gossip_workers`` > 1 the gossip search is sharded over that many worker processes
     (``gossip_sharded``), each building the backend from ``recipe``; it runs in this process
@@ -215,6 +220,15 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
     integer("gossip_workers", gossip_workers, 1, MAX_WORKERS)
     if gossip_workers > 1 and recipe is None:
         raise ValueError("a sharded gossip search builds the backend in its workers: give a BackendRecipe")
+    for name, given in (("checkpoint", gossip_checkpoint), ("resume", gossip_resume)):
+        if given is not None:
+            refuse_inside_store(given, f"--{name}")  # before any work: nothing is written into a store
+            if gossip_workers > 1:
+                raise ArgumentError(name, str(given), "is for the one-process gossip search (--gossip-workers 1)")
+    if gossip_checkpoint is not None and gossip_resume is not None:
+        raise ArgumentError("resume", str(gossip_resume), "continues the checkpoint it names and writes there: "
+                                                          "give it without --checkpoint")
+    checkpointed = gossip_checkpoint is not None or gossip_resume is not None
     if trace_dir is not None:
         refuse_inside_store(trace_dir, "trace_dir")  # before any work: traces never go into a store
     chosen = frozenset((*P.ALL, *P.INSTRUMENTS) if checks is None else checks)
@@ -241,7 +255,7 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
     canary_plan = plan_canaries(settings, len(shard_plan)) if shard_plan else []
     tasks: list[Task] = [ShardTask(settings, s) for s in shard_plan + canary_plan]
     gossip_task = GossipTask(settings, gossip_u.name, config, weight=float("inf")) if run_gossip else None
-    if gossip_task is not None and not isinstance(executor, InProcess) and gossip_workers == 1:
+    if gossip_task is not None and not isinstance(executor, InProcess) and gossip_workers == 1 and not checkpointed:
         tasks.append(gossip_task)           # on a pool, gossip runs beside the shards
     total = sum(s.weight for s in shard_plan + canary_plan)
     state = {"done": 0.0, "shards": 0}
@@ -304,7 +318,9 @@ def run(backend: Backend | None, *, max_arity: int = DEFAULT_ARITY, universes: l
                 if backend is None:
                     backend = recipe.make()  # type: ignore[union-attr]
                 gossip_result.append(explore(backend, gossip_u, config, backend_name=name, mutant=mutant,
-                                             progress=progress, shards=gossip_workers, recipe=recipe))
+                                             progress=progress, shards=gossip_workers, recipe=recipe,
+                                             checkpoint=gossip_checkpoint, resume=gossip_resume,
+                                             engine=engine, ray_address=ray_address))
             g = gossip_result[0]
             report.results += _gossip_results(g, chosen, trace_dir, report.notes)
             report.tables.append(_gossip_table(g, config))

@@ -75,6 +75,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fold-drops", action="store_true",
                         help="gossip: no drop/resend moves (a dropped message is one not delivered yet): the same "
                              "replica states and message multisets, the full count being the sum of their splits")
+    parser.add_argument("--checkpoint", type=Path, metavar="DIR",
+                        help="gossip: after every completed level, write what a later run needs to go on (the "
+                             "visited table, the frontier, the counts) into DIR, atomically; never into a store")
+    parser.add_argument("--resume", type=Path, metavar="DIR",
+                        help="gossip: go on from the checkpoint in DIR (and keep writing it there); refused, exit 2, "
+                             "if DIR was written for another configuration or version of the search, or is torn")
     parser.add_argument("--universe", action="append", metavar="NAME",
                         help=f"fragment universe to check (repeatable; default all of {', '.join(UNIVERSES)}); "
                              f"opt-in, only when named: {', '.join(OPT_IN)} (9 fragments, for --max-arity 9)")
@@ -162,7 +168,7 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
         iteration=args.iteration, progress=progress, engine=args.engine, workers=args.workers,
         recipe=None if local and args.gossip_workers == 1 else _recipe(args.plant), ray_address=args.ray_address,
         symmetry=not args.no_symmetry, fail_fast=getattr(args, "fail_fast", False), fold_drops=args.fold_drops,
-        gossip_workers=args.gossip_workers)
+        gossip_workers=args.gossip_workers, gossip_checkpoint=args.checkpoint, gossip_resume=args.resume)
     if args.plant is not None:
         report.notes.insert(0, f"planted bug {args.plant!r} in realstate's engine (a demonstration): the "
                                "checks that catch it FAIL, with replayable traces")
