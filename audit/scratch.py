@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from spec.interrupts import Interrupted
+
 PACKAGES = ("spec", "proofs", "modelcheck", "realstate", "canonmerge", "audit", "oracle")
 
 
@@ -72,7 +74,7 @@ def kill_group(pgid: int) -> None:
 
 @contextmanager
 def stopping_runs_on_exit() -> Iterator[None]:
-    """Inside: SIGTERM raises ``SystemExit(143)`` in the main thread (as SIGINT raises
+    """Inside: SIGTERM raises ``spec.interrupts.Interrupted`` in the main thread (as SIGINT raises
     KeyboardInterrupt), and leaving by any exception kills every run in flight, with all it
     started, and refuses new ones: a stopped audit leaves no part process behind."""
     _stopping.clear()
@@ -90,7 +92,7 @@ def stopping_runs_on_exit() -> Iterator[None]:
 
 
 def _terminate(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
+    raise Interrupted(signum)  # the command line's one line and exit 128 + signum
 
 
 def kill_live_groups() -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import signal
 import sys
 import time
 from types import ModuleType
@@ -24,6 +25,7 @@ from canonmerge.terminal import terminal_safe
 from realstate.kernel.threads import DEFAULT_HELP as THREADS_HELP
 from realstate.kernel.threads import configure as configure_threads
 from spec import CLAIMS, ArgumentError, ClaimResult, InputError, Outcome, PartReport, UsageError, exit_code_for
+from spec.interrupts import signal_number, stopping_signals
 
 # subcommand -> (module implementing it, one-line help)
 PART_COMMANDS: dict[str, tuple[str, str]] = {
@@ -184,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     if closed is not None:  # before any work: the report would be lost (exit 2, never a silent 0)
         print(f"canonmerge {command}: error: {closed}; nothing was run", file=sys.stderr)
         return 2
-    with guarded() as stdout:
+    with guarded() as stdout, stopping_signals():
         try:
             code = _main(argv)
             sys.stdout.flush()  # a full stdout fails here at the latest, not at interpreter exit
@@ -197,10 +199,11 @@ def main(argv: list[str] | None = None) -> int:
             silence(stdout)
             print(f"canonmerge {command}: error: {exc}", file=sys.stderr)
             return 2
-        except KeyboardInterrupt:
-            print(f"canonmerge {command}: interrupted (SIGINT); outputs are written whole or not at all",
-                  file=sys.stderr)
-            return 130
+        except KeyboardInterrupt as interruption:  # Ctrl-C, SIGTERM or SIGHUP: one clean-up, one line
+            signum = signal_number(interruption)
+            print(f"canonmerge {command}: interrupted ({signal.Signals(signum).name}); outputs are written "
+                  "whole or not at all", file=sys.stderr)
+            return 128 + signum
         except (InputError, OSError) as exc:
             return report_error(command, exc, as_json)
 

@@ -22,7 +22,7 @@ from modelcheck.backend import Backend
 from modelcheck.shards import BackendRecipe, Done, Task, largest_first, perform, perform_remote
 from spec import ArgumentError, InputError
 from spec.arguments import integer
-from spec.interrupts import deferred_interrupts, ignore_interrupts, start_forkserver_without_interrupts
+from spec.interrupts import deferred_interrupts, ignore_interrupts, raise_held, start_forkserver_without_interrupts
 
 ENGINES = ("local", "ray")
 CODE_PACKAGES = ("spec", "modelcheck", "oracle")   # the recipe adds the backend's own package
@@ -90,8 +90,7 @@ class ProcessPool:
         with pool:
             pending = set(futures)
             try:
-                if interrupted:
-                    raise KeyboardInterrupt
+                raise_held(interrupted)
                 while pending:
                     finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                     for f in finished:

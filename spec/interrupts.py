@@ -5,7 +5,12 @@ server gets it too; each would print its own ``KeyboardInterrupt`` traceback, an
 start was cut short prints another when its parent is gone.  Children therefore ignore SIGINT
 (the disposition is inherited across ``exec``, so a fork server started with it ignored, and
 every process it forks, ignore it from their first instruction), and the parent holds a Ctrl-C
-back while it starts them, raising it once it can stop them cleanly."""
+back while it starts them, raising it once it can stop them cleanly.
+
+SIGTERM (a supervisor, ``kill``) and SIGHUP (a closed terminal) are treated exactly as Ctrl-C:
+the command line raises ``Interrupted``, a ``KeyboardInterrupt`` carrying the signal's number,
+so every clean-up written for Ctrl-C (pools stopped, temporaries removed) runs for them too, and
+children ignore them as they ignore SIGINT, leaving their stopping to the parent."""
 
 from __future__ import annotations
 
@@ -13,6 +18,48 @@ import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+# the signals that stop a command cleanly: a terminal's Ctrl-C, a supervisor's SIGTERM, a hang-up
+STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP (or a Ctrl-C held back and raised later), raised where Ctrl-C raises
+    ``KeyboardInterrupt``: one clean-up path for every stopping signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def signal_number(interruption: KeyboardInterrupt) -> int:
+    """The signal an interruption came from (a plain ``KeyboardInterrupt`` is Ctrl-C's)."""
+    return getattr(interruption, "signum", int(signal.SIGINT))
+
+
+def _raise_interrupted(signum: int, frame: object) -> None:
+    raise Interrupted(signum)
+
+
+@contextmanager
+def stopping_signals() -> Iterator[None]:
+    """Inside: SIGTERM and SIGHUP raise ``Interrupted`` in the main thread, as SIGINT raises
+    ``KeyboardInterrupt``; the previous handlers come back after.  Outside the main thread a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.signal(s, _raise_interrupted) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def raise_held(seen: list[int]) -> None:
+    """Raise the first stopping signal ``deferred_interrupts`` held back, if one was."""
+    if seen:
+        raise Interrupted(seen[0])
 
 
 def start_forkserver_without_interrupts() -> None:
@@ -24,11 +71,12 @@ def start_forkserver_without_interrupts() -> None:
     if threading.current_thread() is not threading.main_thread():
         forkserver.ensure_running()  # no handler can be set here
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in STOPPING_SIGNALS}
     try:
         forkserver.ensure_running()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 @contextmanager
@@ -39,13 +87,16 @@ def deferred_interrupts() -> Iterator[list[int]]:
         yield []
         return
     seen: list[int] = []
-    previous = signal.signal(signal.SIGINT, lambda number, frame: seen.append(number))
+    previous = {s: signal.signal(s, lambda number, frame: seen.append(number)) for s in STOPPING_SIGNALS}
     try:
         yield seen
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def ignore_interrupts() -> None:
-    """A pool worker leaves Ctrl-C to the parent, which stops it: no worker prints a traceback."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    """A pool worker leaves Ctrl-C, SIGTERM and SIGHUP to the parent, which stops it: no worker
+    prints a traceback, and the parent, asked to stop, stops them."""
+    for s in STOPPING_SIGNALS:
+        signal.signal(s, signal.SIG_IGN)

@@ -131,3 +131,40 @@ def test_a_soak_worker_reports_an_unexpected_error_as_one_line() -> None:
     finally:
         if worker.is_alive():
             worker.kill()
+
+
+@pytest.mark.parametrize("signum, to_group", [
+    pytest.param(signal.SIGTERM, False, id="SIGTERM to the command"),
+    pytest.param(signal.SIGTERM, True, id="SIGTERM to its group", marks=pytest.mark.heavy),
+    pytest.param(signal.SIGHUP, True, id="SIGHUP to its group", marks=pytest.mark.heavy),
+])
+def test_sigterm_and_sighup_stop_a_pool_like_ctrl_c(signum: int, to_group: bool) -> None:
+    """A supervisor's SIGTERM or a terminal's hang-up while the process pool runs: the same clean-up
+    as Ctrl-C (workers stopped), one line naming the signal, exit 128 + signal, no process left.
+    The signal is sent on an event (the pool's progress line); the timeout guards a hang only."""
+    from tests.test_modelcheck_gossip_sharded import HANG_S, _in_session
+
+    process = subprocess.Popen([sys.executable, "-m", "canonmerge", "check", "--workers", "2", "--no-gossip",
+                                "--max-arity", "6"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)}, start_new_session=True)
+    seen = b""
+    for line in process.stderr:
+        seen += line
+        if b"shards on process pool" in line:
+            break
+    assert process.poll() is None, seen.decode()[-2000:]
+    (os.killpg if to_group else os.kill)(process.pid, signum)
+    try:
+        raw_out, raw_err = process.communicate(timeout=HANG_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        raise AssertionError(f"hung: no exit {HANG_S} s after {signal.Signals(signum).name}") from None
+    err = (seen + raw_err).decode()
+    assert process.returncode == 128 + signum, err[-2000:]
+    assert "Traceback" not in raw_out.decode() + err
+    assert [line for line in err.splitlines() if not line.startswith("[progress]")] == [
+        f"canonmerge check: interrupted ({signal.Signals(signum).name}); outputs are written whole or not at all"]
+    deadline = time.monotonic() + 120  # children are reaped after the parent: a guard, not a verdict
+    while _in_session(process.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _in_session(process.pid) == []

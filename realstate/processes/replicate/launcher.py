@@ -28,7 +28,7 @@ from realstate.processes.replicate.agreement import compare_ranks, distinct_orde
 from realstate.processes.replicate.faulty_gathers import gather_controls
 from spec import ArgumentError, InputError, Outcome, PartReport, Progress, Table, no_progress
 from spec.arguments import integer, number, seed
-from spec.interrupts import deferred_interrupts, start_forkserver_without_interrupts
+from spec.interrupts import deferred_interrupts, raise_held, start_forkserver_without_interrupts
 
 PART = "realstate"
 # latent steps of the seeded agents: 26 agents of at most 81 prompt tokens and this many steps
@@ -136,8 +136,7 @@ def run_replicate(settings: ReplicateSettings, progress: Progress = no_progress)
         with deferred_interrupts() as interrupted:  # a start cut short would leave a half-started rank
             for process in processes:
                 process.start()
-        if interrupted:
-            raise KeyboardInterrupt
+        raise_held(interrupted)
         deadline = time.monotonic() + settings.timeout_s
         for process in processes:
             process.join(max(0.0, deadline - time.monotonic()))

@@ -24,7 +24,6 @@ import hashlib
 import json
 import math
 import random
-import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -39,6 +38,7 @@ from realstate.exchange.fragment_file import fragment_from_bytes, fragment_to_by
 from realstate.kernel.engine import CANONICAL, Engine
 from realstate.kernel.fragment import Fragment
 from realstate.kernel.render import canonical_render
+from spec.interrupts import ignore_interrupts
 
 # kinds of delivery in a rank's schedule
 FIRST, REDELIVERY, DROPPED, RESENT = "first", "re-delivery", "dropped", "resent"
@@ -141,7 +141,7 @@ def run_rank(job: RankJob) -> None:
     """The rank's whole life.  Whatever goes wrong comes back to the launcher as one line in the
     result file (``{"rank", "error"}``) and exit code 1, never as a traceback on the terminal;
     Ctrl-C is the launcher's to handle."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_interrupts()  # Ctrl-C, SIGTERM and SIGHUP are the parent's to handle: it stops us
     try:
         device = torch.device(job.device)
         dist.init_process_group(job.backend, init_method=job.init_method, rank=job.rank, world_size=job.world,

@@ -25,6 +25,7 @@ from realstate.exchange.stores import FragmentStore, no_step, open_store
 from realstate.exchange.stores.anti_entropy import merge_stores
 from realstate.processes.soak.synthetic import FragmentShape, soak_fragment
 from spec import InputError, content_id_hex
+from spec.interrupts import ignore_interrupts
 
 
 class Replicas:
@@ -71,7 +72,7 @@ def execute(command: dict[str, Any], replicas: Replicas, seed: int, shape: Fragm
 def serve(conn: Connection, seed: int, shape: FragmentShape, env: dict[str, str]) -> None:
     """The process's main loop (the target of a forked ``multiprocessing`` process)."""
     os.environ.update(env)  # the loopback endpoint, read by boto3's standard chain in this process
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the harness's to handle: it stops us
+    ignore_interrupts()  # Ctrl-C, SIGTERM and SIGHUP are the parent's to handle: it stops us
     replicas = Replicas()
     conn.send({"ready": True})
     while True:
