@@ -168,3 +168,36 @@ def test_sigterm_and_sighup_stop_a_pool_like_ctrl_c(signum: int, to_group: bool)
     while _in_session(process.pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _in_session(process.pid) == []
+
+
+@pytest.mark.parametrize("signum", [pytest.param(signal.SIGTERM, id="SIGTERM"),
+                                    pytest.param(signal.SIGHUP, id="SIGHUP", marks=pytest.mark.heavy)])
+def test_a_store_merge_stopped_by_a_signal_leaves_no_temporary_and_a_store_that_verifies(
+        signum: int, tmp_path: Path) -> None:
+    """The signal is sent once the destination holds some fragments (an event, polled); the merge
+    stops with one line, and what it wrote is whole: no temporary, and `store verify` passes."""
+    from realstate.exchange.stores import DirectoryStore
+    from tests.realstate_helpers import random_fragment, tiny_fingerprint
+    from tests.test_modelcheck_gossip_sharded import HANG_S
+
+    source = DirectoryStore(tmp_path / "src", create=True)
+    for i in range(300):
+        source.put(random_fragment(tiny_fingerprint(), 64, seed=i))
+    dst = tmp_path / "dst"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    process = subprocess.Popen([sys.executable, "-m", "canonmerge", "store", "merge", str(dst), str(source.path)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    deadline = time.monotonic() + HANG_S
+    while process.poll() is None and not (dst.is_dir() and len(os.listdir(dst)) >= 20):
+        assert time.monotonic() < deadline, "hung: the merge wrote nothing"
+        time.sleep(0.01)
+    assert process.poll() is None, "the merge ended before the signal (make the source larger)"
+    os.kill(process.pid, signum)
+    _, err = process.communicate(timeout=HANG_S)
+    assert process.returncode == 128 + signum, err.decode()[-2000:]
+    assert err.decode().splitlines() == [
+        f"canonmerge store: interrupted ({signal.Signals(signum).name}); outputs are written whole or not at all"]
+    assert [name for name in os.listdir(dst) if "tmp" in name] == []
+    verify = subprocess.run([sys.executable, "-m", "canonmerge", "store", "verify", str(dst)], capture_output=True,
+                            text=True, env=env, timeout=HANG_S)
+    assert verify.returncode == 0, verify.stdout + verify.stderr
