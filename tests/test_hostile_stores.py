@@ -201,3 +201,55 @@ def test_s3_object_claiming_a_huge_tensor_is_refused_from_its_header(s3, bucket:
     report = store.verify()
     assert len(report.corrupt) == 1 and "keys.shape" in report.corrupt[0][1] + report.corrupt[0][0]
     assert sum(fetched) < 64 << 10, fetched  # the header and one small fragment, never the 8 MiB
+
+
+def _deep_tree(top: Path, levels: int, marker: bool) -> None:
+    """``levels`` directories of 200-character names below ``top`` (far past PATH_MAX), made by
+    descriptors; with ``marker`` a replica store's marker at the bottom."""
+    top.mkdir()
+    fd = os.open(top, os.O_RDONLY)
+    try:
+        for level in range(levels):
+            name = f"{level:03d}" + "d" * 197
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        if marker:
+            out = os.open(MARKER_NAME, os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+            os.write(out, MARKER_TEXT.encode("ascii"))
+            os.close(out)
+    finally:
+        os.close(fd)
+
+
+def test_clean_foreign_keeps_a_store_nested_deeper_than_the_path_limit(world: World,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """26 levels of 200-character names: a walk by path strings cannot see the store at the bottom
+    (and once removed it); the walk by descriptors keeps it, and removes a deep tree without one."""
+    _deep_tree(world.store / "deep-store", 26, marker=True)
+    _deep_tree(world.store / "deep-nothing", 26, marker=False)
+    result = run_cli(capsys, ["store", "clean", str(world.store), "--foreign", "--json"])
+    document = json.loads(result.out)
+    assert result.code == 0, result.err
+    assert document["foreign_removed"] == [str(world.store / "deep-nothing")]
+    assert [k["entry"] for k in document["foreign_kept"]] == [str(world.store / "deep-store")]
+    assert "holds the replica store" in result.err
+    assert (world.store / "deep-store").is_dir() and not (world.store / "deep-nothing").exists()
+
+
+def test_a_foreign_tree_that_cannot_be_examined_whole_is_kept_and_named(world: World, monkeypatch) -> None:
+    from realstate.exchange.stores import directory
+
+    (world.store / "unreadable" / "below").mkdir(parents=True)
+
+    def refusing(top, follow_symlinks, onerror):
+        onerror(PermissionError(13, "Permission denied", str(top)))
+        return iter(())
+
+    monkeypatch.setattr(directory.os, "fwalk", refusing)
+    removed, kept = DirectoryStore(world.store).remove_foreign()
+    assert removed == [] and kept == [(str(world.store / "unreadable"),
+                                       "cannot be examined whole (Permission denied), so it may hold a replica "
+                                       "store; remove it by hand")]
+    assert (world.store / "unreadable" / "below").is_dir()

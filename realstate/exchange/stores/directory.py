@@ -61,11 +61,25 @@ def _foreign_kind(mode: int, store_name: bool) -> str:
     return "a regular file" if store_name else f"a file whose name is not <64 lowercase hex id>{FILE_SUFFIX}"
 
 
-def _store_inside(directory: Path) -> str | None:
-    """A replica store at or below ``directory`` (symbolic links not followed), if any."""
-    for root, _, files in os.walk(directory, followlinks=False):
-        if MARKER_NAME in files or os.path.lexists(os.path.join(root, MARKER_NAME)):
-            return root
+def _why_kept(directory: Path) -> str | None:
+    """Why a foreign directory must not be removed: it holds a replica store at some depth, or
+    some part of it cannot be examined (then it may hold one).  Walked by directory descriptors
+    (``os.fwalk``: each level opened relative to its parent), so a tree deeper than the OS's path
+    limit is examined whole instead of being skipped as unreadable; symbolic links not followed."""
+    problems: list[OSError] = []
+    try:
+        for root, dirs, files, _ in os.fwalk(directory, follow_symlinks=False, onerror=problems.append):
+            if MARKER_NAME in files or MARKER_NAME in dirs:
+                return f"holds the replica store {root}; move it out by hand"
+            if problems:
+                break
+    except RecursionError:
+        return "is nested too deep to be examined whole, so it may hold a replica store; remove it by hand"
+    except OSError as exc:
+        problems.append(exc)
+    if problems:
+        return (f"cannot be examined whole ({_os_problem(problems[0])}), so it may hold a replica store; "
+                "remove it by hand")
     return None
 
 
@@ -180,11 +194,14 @@ class DirectoryStore(FragmentStore):
             entry = Path(where)
             try:
                 if entry.is_dir() and not entry.is_symlink():
-                    nested = _store_inside(entry)
-                    if nested is not None:
-                        kept.append((where, f"holds the replica store {nested}; move it out by hand"))
+                    why = _why_kept(entry)
+                    if why is not None:
+                        kept.append((where, why))
                         continue
-                    shutil.rmtree(entry)
+                    try:
+                        shutil.rmtree(entry)  # by descriptors too, where the platform allows it
+                    except RecursionError:
+                        raise FormatError(where, "foreign entry", "cannot remove: nested too deep") from None
                 else:
                     os.unlink(entry)
             except FileNotFoundError:
