@@ -253,3 +253,19 @@ def test_a_foreign_tree_that_cannot_be_examined_whole_is_kept_and_named(world: W
                                        "cannot be examined whole (Permission denied), so it may hold a replica "
                                        "store; remove it by hand")]
     assert (world.store / "unreadable" / "below").is_dir()
+
+
+def test_a_first_put_beside_another_first_writers_marker_in_flight_succeeds(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """Two first writers into a new store: the other has made the directory and is writing its
+    marker (a temporary, then a rename). This one used to see a non-empty directory without a
+    marker, open it as an existing store and fail 'not a canonmerge store'; it creates it too."""
+    from realstate.exchange.fragment_file import save_fragment
+
+    store = tmp_path / "new"
+    store.mkdir()
+    (store / ".tmp-4242-0123456789abcdef").write_text(MARKER_TEXT[:3])  # the other writer, mid-write
+    save_fragment(FRAGMENTS[0], tmp_path / "f.cmfrag")
+    result = run_cli(capsys, ["store", "put", str(store), str(tmp_path / "f.cmfrag")])
+    assert result.code == 0, result.err
+    assert DirectoryStore(store).ids() == [FRAGMENTS[0].content_id]

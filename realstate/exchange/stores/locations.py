@@ -11,7 +11,7 @@ from typing import Any
 
 from realstate.exchange.fragment_file import DEFAULT_LIMITS, Limits
 from realstate.exchange.stores.base import FragmentStore
-from realstate.exchange.stores.directory import DirectoryStore
+from realstate.exchange.stores.directory import TEMP_NAME, DirectoryStore
 from realstate.exchange.stores.s3 import is_s3_url, parse_s3_url
 from spec import FormatError
 from spec.store_marker import enclosing_store
@@ -60,7 +60,10 @@ def store_is_absent(location: str | os.PathLike[str]) -> bool:
 
         return prefix_is_empty(text)
     try:
-        return not os.path.lexists(text) or (os.path.isdir(text) and not os.listdir(text))
+        # a directory holding only writers' temporaries is a store being created: another first
+        # writer is writing its marker (temporary, then rename), so this one creates it too
+        return not os.path.lexists(text) or (os.path.isdir(text) and
+                                             all(TEMP_NAME.fullmatch(name) for name in os.listdir(text)))
     except OSError as exc:
         raise FormatError(str(text), "store", f"cannot list: {exc.strerror or exc}") from None
 
