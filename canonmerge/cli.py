@@ -11,6 +11,7 @@ import json
 import sys
 import time
 from types import ModuleType
+
 from rich.console import Console
 from rich.markup import escape
 
