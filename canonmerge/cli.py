@@ -17,7 +17,7 @@ from rich.markup import escape
 
 from canonmerge.channels import OutputError, ensure_stderr, guarded, silence, stdout_problem
 from canonmerge.environment import describe_environment
-from canonmerge.parser import Parser
+from canonmerge.parser import Parser, as_typed
 from canonmerge.printing import json_report, print_part, results_table
 from canonmerge.progress import ProgressPrinter
 from canonmerge.terminal import terminal_safe
@@ -202,6 +202,9 @@ def _as_flag(exc: BaseException, args: argparse.Namespace) -> BaseException:
         return exc
     flags = getattr(getattr(args, "_module", None), "FLAGS", {})
     flag = flags.get(exc.argument) or "--" + exc.argument.split(".")[-1].replace("_", "-")
+    typed = getattr(args, "_typed", {}).get(flag, [])
+    if len(typed) == 1 and not isinstance(exc.value, tuple):  # one value, quoted as the user typed it
+        return InputError(f"{flag} {as_typed(typed[0])}: {exc.problem}")
     return InputError(exc.as_flag(flag))
 
 

@@ -38,6 +38,19 @@ class Parser(argparse.ArgumentParser):
     error the same way (exit 2, and a JSON document when ``--json`` was asked for).  Sub-parsers
     inherit it.  The error carries no usage block: one line on stderr, as docs/CLI.md promises."""
 
+    typed: dict[str, list[str]]  # flag -> the strings typed for it, in this parser's last parse
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        """As argparse, and ``namespace._typed``: each flag's strings as typed (a range check
+        after parsing quotes those, not ``1e+300`` for a typed ``1e300``)."""
+        self.typed = {}
+        parsed, extras = super().parse_known_args(args, namespace)
+        merged = dict(getattr(parsed, "_typed", {}))  # a subcommand's, copied up by argparse
+        for flag, strings in self.typed.items():
+            merged.setdefault(flag, []).extend(strings)
+        parsed._typed = merged
+        return parsed, extras
+
     def _refuse(self, action: argparse.Action, text: str, problem: str) -> NoReturn:
         raise UsageError(f"{self.prog}: error: {flag_name(action)} {as_typed(text)}: {problem}", "")
 
@@ -54,6 +67,8 @@ class Parser(argparse.ArgumentParser):
             self._refuse(action, arg_string, _TYPE_PROBLEM.get(convert) or f"is not a valid {name}")
         if isinstance(value, float) and not math.isfinite(value):
             self._refuse(action, arg_string, "must be a finite number")
+        if action.option_strings:
+            self.typed.setdefault(flag_name(action), []).append(arg_string)
         return value
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:

@@ -111,6 +111,16 @@ def test_other_parser_errors_are_one_line_too(capsys: pytest.CaptureFixture[str]
         assert code == 2 and len(err.strip().splitlines()) == 1 and "-h" in err, (argv, err)
 
 
+def test_a_range_check_after_parsing_quotes_the_value_as_typed(capsys: pytest.CaptureFixture[str]) -> None:
+    """``1e300`` is not ``1e+300`` and ``1_0_0`` not ``100`` in the message: the user's own text."""
+    for argv, says in [(["check", "--max-states", "1_0_0_0_0_0_0_0_0_0_0"], "--max-states 1_0_0_0_0_0_0_0_0_0_0: "),
+                       (["prove", "--only", "C5", "--timeout", "1e300"], "--timeout 1e300: "),
+                       (["soak", "--tokens", "9", "3"], "--tokens 3: ")]:  # two values: the one refused
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert says in err and len(err.strip().splitlines()) == 1, err
+
+
 @pytest.mark.parametrize("argv,line", [
     (["check", "--max-arity", "1e309"], "canonmerge check: error: --max-arity 1e309: must be an integer"),
     (["soak", "--max-seconds", "1e309"], "canonmerge soak: error: --max-seconds 1e309: must be a finite number"),
