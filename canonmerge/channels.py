@@ -5,10 +5,16 @@ stdout makes Python drop every ``print`` silently; a full one fails only when th
 flushed, often at interpreter exit, as a traceback and exit 120).  ``guarded`` wraps stdout so
 that every failed write or flush is one ``OutputError``; ``silence`` then points the descriptor
 at ``/dev/null`` so that nothing is retried at exit.  A reader that went away (``| head``) is a
-``BrokenPipeError``, left as it is: the command stops quietly."""
+``BrokenPipeError``, left as it is: the command stops quietly.
+
+Every character must survive the output encoding too: under ``LC_ALL=C`` (without UTF-8 mode)
+stdout is ASCII and a table cut with ``…`` or a figure with ``×`` was a ``UnicodeEncodeError``.
+While a command runs, stdout and stderr spell what they cannot encode in ASCII (``...`` for the
+ellipsis, ``x`` for the times sign, ``\\u2192``-style escapes for the rest), never raising."""
 
 from __future__ import annotations
 
+import codecs
 import os
 import sys
 from collections.abc import Iterator
@@ -16,6 +22,54 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from spec import InputError
+
+
+ENCODE_ERRORS = "canonmerge-ascii"
+# what the project's own text uses, spelled in ASCII; anything else becomes an escape
+ASCII_SPELLING = {
+    "\u2026": "...", "\u2014": "--", "\u2013": "-", "\u2212": "-", "\u00d7": "x", "\u2264": "<=",
+    "\u2265": ">=", "\u2260": "!=", "\u2248": "~", "\u00b1": "+/-", "\u00b7": "*", "\u2192": "->",
+    "\u2190": "<-", "\u03a3": "Sum", "\u03b4": "delta", "\u2018": "'", "\u2019": "'", "\u201c": '"',
+    "\u201d": '"', "\u00a0": " ", "\u2502": "|", "\u2503": "|", "\u2500": "-", "\u2501": "-",
+    "\u2713": "ok", "\u2717": "x", "\u00b2": "^2", "\u221e": "inf",
+}
+
+
+def _escape(ch: str) -> str:
+    code = ord(ch)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def ascii_spelling(exc: UnicodeError) -> tuple[str, int]:
+    """The codec error handler: the unencodable span in ASCII, as the table spells it."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    span = exc.object[exc.start:exc.end]
+    return "".join(ASCII_SPELLING.get(ch) or _escape(ch) for ch in span), exc.end
+
+
+codecs.register_error(ENCODE_ERRORS, ascii_spelling)
+
+
+def _spell_unencodable(stream: TextIO | None) -> str | None:
+    """Make ``stream`` spell what it cannot encode; its former ``errors`` (to restore), or ``None``."""
+    reconfigure = getattr(stream, "reconfigure", None)
+    errors = getattr(stream, "errors", None)
+    if reconfigure is None or not isinstance(errors, str):
+        return None
+    try:
+        reconfigure(errors=ENCODE_ERRORS)
+    except (OSError, ValueError):
+        return None  # closed or failing: the write that follows says so
+    return errors
+
+
+def _restore(stream: TextIO | None, errors: str | None) -> None:
+    if errors is not None:
+        try:
+            stream.reconfigure(errors=errors)  # type: ignore[union-attr]
+        except (OSError, ValueError):
+            pass
 
 
 class OutputError(InputError):
@@ -76,13 +130,17 @@ def ensure_stderr() -> None:
 
 @contextmanager
 def guarded() -> Iterator[TextIO]:
-    """``sys.stdout`` wrapped for the duration; yields the stream it wraps."""
-    real = sys.stdout
+    """``sys.stdout`` wrapped for the duration, stdout and stderr spelling what their encoding
+    cannot hold; yields the stream it wraps."""
+    real, err = sys.stdout, sys.stderr
+    restore = [(real, _spell_unencodable(real)), (err, _spell_unencodable(err))]
     sys.stdout = _Guarded(real)  # type: ignore[assignment]
     try:
         yield real
     finally:
         sys.stdout = real
+        for stream, errors in restore:
+            _restore(stream, errors)
 
 
 def silence(stream: TextIO) -> None:

@@ -12,13 +12,13 @@ import signal
 import sys
 import time
 from types import ModuleType
-from typing import NoReturn
 
 from rich.console import Console
 from rich.markup import escape
 
 from canonmerge.channels import OutputError, ensure_stderr, guarded, silence, stdout_problem
 from canonmerge.environment import describe_environment
+from canonmerge.parser import Parser, as_typed
 from canonmerge.printing import json_report, print_part, results_table
 from canonmerge.progress import ProgressPrinter
 from canonmerge.terminal import terminal_safe
@@ -74,14 +74,6 @@ def _not_built(part: str) -> PartReport:
     return PartReport(part=part, results=results, notes=[f"part '{part}' is not built yet"])
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that raises instead of exiting, so that ``main`` reports every error the same
-    way (exit 2, and a JSON document when ``--json`` was asked for).  Sub-parsers inherit it."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: error: {message}", self.format_usage())
-
-
 def error_message(exc: BaseException) -> str:
     """One line naming what is wrong: an ``InputError``'s own message, or for an OS error the
     path(s) and the cause (``strerror``), never a traceback."""
@@ -103,10 +95,8 @@ def report_error(command: str, exc: BaseException, as_json: bool) -> int:
     with ``--json``.  Messages are made terminal-safe (paths may hold control characters)."""
     if as_json:
         print(error_document(command, exc))
-    elif isinstance(exc, UsageError):  # exactly what argparse does, exit status included
-        for line in exc.usage.rstrip("\n").splitlines() + [str(exc)]:
-            print(terminal_safe(line), file=sys.stderr)
-        raise SystemExit(2)
+    elif isinstance(exc, UsageError):  # the parser's line already names its (sub)command
+        print(terminal_safe(str(exc)), file=sys.stderr)
     else:
         print(f"canonmerge {command}: error: {terminal_safe(error_message(exc))}", file=sys.stderr)
     return 2
@@ -116,7 +106,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; with ``only``, the options of that one subcommand alone are
     loaded (the others keep their name and help).  A command module imports what its options
     need (z3, numpy, ...), so a run pays only for its own command's imports."""
-    parser = _Parser(
+    parser = Parser(
         prog="canonmerge",
         description="Order-independent KV-cache merging for multi-agent LLMs, proved and checked.",
     )
@@ -215,6 +205,9 @@ def _as_flag(exc: BaseException, args: argparse.Namespace) -> BaseException:
         return exc
     flags = getattr(getattr(args, "_module", None), "FLAGS", {})
     flag = flags.get(exc.argument) or "--" + exc.argument.split(".")[-1].replace("_", "-")
+    typed = getattr(args, "_typed", {}).get(flag, [])
+    if len(typed) == 1 and not isinstance(exc.value, tuple):  # one value, quoted as the user typed it
+        return InputError(f"{flag} {as_typed(typed[0])}: {exc.problem}")
     return InputError(exc.as_flag(flag))
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from modelcheck.backend import DTYPE_BITS, FragmentDesc, Geometry
 from modelcheck.program import EXPECTATIONS, OPS
+from modelcheck.program_types import ProgramTypeError, check_program
 from spec import CLAIMS, FormatError, InputError
 from spec.bounded import read_json
 from spec.output_files import write_output
@@ -302,6 +303,10 @@ def validate(data: Any) -> dict[str, Any]:
         if not expect:
             raise _fail("expect", "want at least one expectation")
         _program_expect(expect, len(ops))
+        try:  # before anything runs: a step on the wrong kind of value is no claim's failure
+            check_program(ops, expect)
+        except ProgramTypeError as exc:
+            raise InputError(f"mistyped program: {exc}") from None
     else:
         gs = _object(t.get("gossip"), "gossip", ("replicas",))
         replicas = _int(gs["replicas"], "gossip.replicas", 2, 64)

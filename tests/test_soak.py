@@ -67,7 +67,7 @@ def test_the_fault_plan_is_seeded_bounded_and_spread_over_the_kinds() -> None:
 def test_bad_soak_flags_are_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     for argv, says in ((["--replicas", "1"], "--replicas"), (["--s3-replicas", "5"], "--s3-replicas"),
                        (["--tokens", "9", "3"], "--tokens 3: must be an integer in 9.."),
-                       (["--fault", "meteor"], "invalid choice"),
+                       (["--fault", "meteor"], "--fault meteor: must be one of"),
                        (["--replicas", "2", "--s3-replicas", "2", "--fault", "hostile-neighbour"],
                         "needs at least one directory replica")):
         assert main(["soak", *argv, "--json"]) == 2
