@@ -9,8 +9,9 @@ back while it starts them, raising it once it can stop them cleanly.
 
 SIGTERM (a supervisor, ``kill``) and SIGHUP (a closed terminal) are treated exactly as Ctrl-C:
 the command line raises ``Interrupted``, a ``KeyboardInterrupt`` carrying the signal's number,
-so every clean-up written for Ctrl-C (pools stopped, temporaries removed) runs for them too, and
-children ignore them as they ignore SIGINT, leaving their stopping to the parent."""
+so every clean-up written for Ctrl-C (pools stopped, temporaries removed) runs for them too.
+Children ignore SIGINT and SIGHUP (a terminal sends both to the whole group) and leave their
+stopping to the parent; they keep SIGTERM's default, which is how a pool stops its workers."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from contextlib import contextmanager
 
 # the signals that stop a command cleanly: a terminal's Ctrl-C, a supervisor's SIGTERM, a hang-up
 STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# what children ignore: the terminal's signals (SIGTERM stays theirs: a pool terminates with it)
+CHILDREN_IGNORE = (signal.SIGINT, signal.SIGHUP)
 
 
 class Interrupted(KeyboardInterrupt):
@@ -71,12 +74,15 @@ def start_forkserver_without_interrupts() -> None:
     if threading.current_thread() is not threading.main_thread():
         forkserver.ensure_running()  # no handler can be set here
         return
-    previous = {s: signal.signal(s, signal.SIG_IGN) for s in STOPPING_SIGNALS}
+    held: list[int] = []  # a SIGTERM meanwhile is held and raised once the server runs
+    previous = {s: signal.signal(s, signal.SIG_IGN) for s in CHILDREN_IGNORE}
+    previous[signal.SIGTERM] = signal.signal(signal.SIGTERM, lambda number, frame: held.append(number))
     try:
         forkserver.ensure_running()
     finally:
         for s, handler in previous.items():
             signal.signal(s, handler)
+    raise_held(held)
 
 
 @contextmanager
@@ -96,7 +102,7 @@ def deferred_interrupts() -> Iterator[list[int]]:
 
 
 def ignore_interrupts() -> None:
-    """A pool worker leaves Ctrl-C, SIGTERM and SIGHUP to the parent, which stops it: no worker
-    prints a traceback, and the parent, asked to stop, stops them."""
-    for s in STOPPING_SIGNALS:
+    """A pool worker leaves Ctrl-C and SIGHUP to the parent, which stops it: no worker prints a
+    traceback.  SIGTERM keeps its default: the parent's pool stops workers with it."""
+    for s in CHILDREN_IGNORE:
         signal.signal(s, signal.SIG_IGN)

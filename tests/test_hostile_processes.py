@@ -201,3 +201,19 @@ def test_a_store_merge_stopped_by_a_signal_leaves_no_temporary_and_a_store_that_
     verify = subprocess.run([sys.executable, "-m", "canonmerge", "store", "verify", str(dst)], capture_output=True,
                             text=True, env=env, timeout=HANG_S)
     assert verify.returncode == 0, verify.stdout + verify.stderr
+
+
+def test_a_sigterm_while_the_fork_server_starts_is_held_and_raised_after(monkeypatch) -> None:
+    """The window a pool's progress line may already have been printed in: a SIGTERM then must
+    not be lost (it once was: the disposition was SIG_IGN while the server started)."""
+    from multiprocessing import forkserver
+
+    from spec.interrupts import Interrupted, start_forkserver_without_interrupts, stopping_signals
+
+    started = []
+    monkeypatch.setattr(forkserver, "ensure_running", lambda: (os.kill(os.getpid(), signal.SIGTERM),
+                                                                started.append(True)))
+    with stopping_signals(), pytest.raises(Interrupted) as raised:
+        start_forkserver_without_interrupts()
+    assert started == [True] and raised.value.signum == signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN

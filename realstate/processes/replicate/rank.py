@@ -141,7 +141,7 @@ def run_rank(job: RankJob) -> None:
     """The rank's whole life.  Whatever goes wrong comes back to the launcher as one line in the
     result file (``{"rank", "error"}``) and exit code 1, never as a traceback on the terminal;
     Ctrl-C is the launcher's to handle."""
-    ignore_interrupts()  # Ctrl-C, SIGTERM and SIGHUP are the parent's to handle: it stops us
+    ignore_interrupts()  # Ctrl-C and SIGHUP are the parent's to handle: it stops us
     try:
         device = torch.device(job.device)
         dist.init_process_group(job.backend, init_method=job.init_method, rank=job.rank, world_size=job.world,

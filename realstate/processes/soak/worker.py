@@ -72,7 +72,7 @@ def execute(command: dict[str, Any], replicas: Replicas, seed: int, shape: Fragm
 def serve(conn: Connection, seed: int, shape: FragmentShape, env: dict[str, str]) -> None:
     """The process's main loop (the target of a forked ``multiprocessing`` process)."""
     os.environ.update(env)  # the loopback endpoint, read by boto3's standard chain in this process
-    ignore_interrupts()  # Ctrl-C, SIGTERM and SIGHUP are the parent's to handle: it stops us
+    ignore_interrupts()  # Ctrl-C and SIGHUP are the parent's to handle: it stops us
     replicas = Replicas()
     conn.send({"ready": True})
     while True:
