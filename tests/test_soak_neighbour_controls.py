@@ -36,7 +36,7 @@ STOPS_AT_A_GONE_ENTRY = (_GONE.format("continue") + '                raise Forma
                          _GONE.format("break") + '                raise FormatError(where, "foreign entry"')
 HEADER_FOLLOWS_LINKS = ("read_header(self.path_of(cid), self.limits, follow_symlinks=False)",
                         "read_header(self.path_of(cid), self.limits, follow_symlinks=True)")
-NESTED_BY_LISTING_ONLY = ("if MARKER_NAME in files or os.path.lexists(", "if MARKER_NAME in files and os.path.lexists(")
+NESTED_BY_LISTING_ONLY = ("if MARKER_NAME in files or MARKER_NAME in dirs:", "if MARKER_NAME in files:")
 KEEPS_LAST = ('violations += [f"{replica}: {v}"', 'violations = [f"{replica}: {v}"')
 
 

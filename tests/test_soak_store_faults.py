@@ -33,9 +33,9 @@ from spec import content_id_hex
 
 SHAPE = FragmentShape(min_tokens=4, max_tokens=8)
 DIRECTORY = "realstate/exchange/stores/directory.py"
-FOLLOWS_INTO_LINKS = ("    for root, _, files in os.walk(directory, followlinks=False):\n",
-                      "    for root, _, files in os.walk(directory, followlinks=True):\n")
-REMOVES_NESTED = ("                    if nested is not None:\n", "                    if nested is None:\n")
+FOLLOWS_INTO_LINKS = ("os.fwalk(directory, follow_symlinks=False, onerror=problems.append)",
+                      "os.fwalk(directory, follow_symlinks=True, onerror=problems.append)")
+REMOVES_NESTED = ("                    if why is not None:\n", "                    if why is None:\n")
 READS_THROUGH_LINKS = ("load_fragment(path, self.limits, follow_symlinks=False)",
                        "load_fragment(path, self.limits, follow_symlinks=True)")
 SKIPS_DIRECTORY_SYNC = ('        if os.name != "posix":\n', '        if os.name == "posix":\n')
