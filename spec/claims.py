@@ -1,4 +1,4 @@
-"""The registry of named claims (C1–C8 of DESIGN.md), of the checks that support them, and the
+"""The registry of named claims (C1–C9 of DESIGN.md), of the checks that support them, and the
 record every check reports.
 
 Each claim is stated once, here, and this module is the index: every part (proofs, modelcheck,
@@ -42,6 +42,10 @@ CLAIMS: dict[str, Claim] = {
         Claim("C8", "a re-encoded fragment matches direct encoding at the target offset within storage "
               "rounding, and greedy decoding from the canonical render is identical for every "
               "input permutation", ("realstate",)),
+        Claim("C9", "the composed render depends only on the set: for every permutation, merge tree and single "
+              "re-delivery, on one platform (torch build, threads, dtype), composition gives one digest, one "
+              "list of selected positions, and one greedy answer with one first-step logits digest",
+              ("realstate",)),
     )
 }
 

@@ -61,5 +61,5 @@ def assert_the_seeded_replay_reports_every_claim(report: dict) -> None:
     part = report["parts"][0]
     assert part["data"]["model"]["weights_source"] == "seeded"
     assert part["data"]["model"]["geometry"] == "qwen3-tiny"
-    assert {e["claim"] for e in report["claims"]} == {f"C{i}" for i in range(1, 9)}
+    assert {e["claim"] for e in report["claims"]} == {f"C{i}" for i in range(1, 10)}
     assert report["environment"]["packages"]["torch"]

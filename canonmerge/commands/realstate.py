@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from realstate.composition.settings import ComposeSettings
 from realstate.models.geometry import DEFAULT_GEOMETRY, GEOMETRY_NAMES, MODEL_NAMES
 from realstate.replay.settings import ReplaySettings
 from spec import InputError, PartReport, Progress
@@ -14,7 +15,8 @@ FLAGS = {"geometry": "--geometry", "checkpoint": "--checkpoint", "model": "--mod
          "count": "--agents", "latent_steps": "--latent-steps", "device": "--device", "dtype": "--dtype",
          "seed": "--seed", "decode_tokens": "--decode-tokens", "fidelity_offsets": "--fidelity-offsets",
          "prompts": "--prompt", "texts": "--prompt", "question": "--question",
-         "agent_starts": "--agent-starts", "starts": "--agent-starts"}
+         "agent_starts": "--agent-starts", "starts": "--agent-starts", "compose": "--compose",
+         "recompute": "--recompute", "anchors": "--anchors", "layers": "--compose-layers"}
 
 
 def _offsets(text: str) -> tuple[int, ...]:
@@ -55,6 +57,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--question", metavar="TEXT",
                         help="what the final agent asks before it decodes (models with a tokenizer; default: "
                              "a question the first default prompt answers)")
+    parser.add_argument("--compose", action="store_true",
+                        help="also check composition (C9): every schedule of the agents' set composes one render, "
+                             "one selection and one answer, and the r = 0 and r = 1 gates hold")
+    parser.add_argument("--recompute", type=float, default=ComposeSettings.recompute, metavar="R",
+                        help="with --compose: the share of tokens re-run by key deviation (default %(default)s)")
+    parser.add_argument("--anchors", type=int, default=ComposeSettings.anchors, metavar="S",
+                        help="with --compose: tokens re-run at the start of every fragment but the first "
+                             "(default %(default)s)")
+    parser.add_argument("--compose-layers", type=int, default=ComposeSettings.layers, metavar="C",
+                        help="with --compose: layers 0..C are re-run for every token and deviation is scored at "
+                             "layer C (default %(default)s)")
     parser.add_argument("--only", metavar="CLAIM|CHECK",
                         help="run only the checks of one claim (e.g. C3) or one check by name")
     parser.add_argument("--iteration", choices=["arrival", "id", "shuffled"], default="arrival",
@@ -71,7 +84,8 @@ def settings_from(args: argparse.Namespace) -> ReplaySettings:
         agents=args.agents, latent_steps=args.latent_steps, device=args.device, dtype=args.dtype, seed=args.seed,
         decode_tokens=args.decode_tokens, fidelity_offsets=args.fidelity_offsets,
         prompts=tuple(args.prompt) if args.prompt else None, iteration=args.iteration, question=args.question,
-        agent_starts=args.agent_starts,
+        agent_starts=args.agent_starts, compose=args.compose,
+        composition=ComposeSettings(args.recompute, args.anchors, args.compose_layers),
     )
 
 
@@ -90,4 +104,4 @@ def run(args: argparse.Namespace, progress: Progress) -> PartReport:
 def run_default(progress: Progress, fail_fast: bool = False) -> PartReport:
     from realstate.replay.runner import run_replay
 
-    return run_replay(ReplaySettings(), progress, fail_fast=fail_fast)
+    return run_replay(ReplaySettings(compose=True), progress, fail_fast=fail_fast)  # verify: C9 too

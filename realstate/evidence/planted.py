@@ -115,3 +115,30 @@ def engine_named(name: str) -> Engine:
         from spec import InputError
 
         raise InputError(f"unknown planted bug {name!r}; known: {', '.join(MUTANTS)}") from None
+
+
+# --- planted bugs in a composition's selection (realstate.composition.selection) ---------------
+
+def _anchored_by_arrival(layout: Sequence[Any], state: Iterable[Fragment]) -> list[Any]:
+    """Anchors every fragment but the first to *arrive* (the state's iteration order), which is
+    what a composition built on an arrival-order cache does."""
+    arrived = list(state)
+    by_id = {p.fragment.content_id: p for p in layout}
+    return [by_id[f.content_id] for f in arrived[1:] if f.content_id in by_id]
+
+
+def _selectors() -> dict[str, Any]:
+    from realstate.composition.selection import Selector
+
+    return {"select-by-arrival": Selector("select-by-arrival", anchored=_anchored_by_arrival)}
+
+
+def selector_named(name: str) -> Any:
+    """The planted-bug selection called ``name`` (an ``InputError`` naming the known ones otherwise)."""
+    selectors = _selectors()
+    try:
+        return selectors[name]
+    except KeyError:
+        from spec import InputError
+
+        raise InputError(f"unknown planted selection {name!r}; known: {', '.join(selectors)}") from None

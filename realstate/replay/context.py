@@ -83,6 +83,7 @@ class Replay:
         self.rendered: dict[tuple[int, str], Any] = {}  # (n, digest) -> a state that rendered to it
         self.renders = 0
         self.known_answers: dict[str, ClaimResult] | None = None
+        self.composition: Any = None  # what the composition checks found (realstate.replay.composition)
 
     def row(self, n: int) -> ArityRow:
         return self.rows.setdefault(n, ArityRow(n))

@@ -84,3 +84,25 @@ KNOWN_RENDERS = register(
     "C3", PART, "known answers: render layouts and digests", ALWAYS,
     "the published known-answer vectors: canonical, bag and naive render layouts and digests, "
     "at base 0 and non-zero bases")
+
+COMPOSE_ORDERS = register(
+    "C9", PART, "composition: every schedule composes one render", ALWAYS,
+    "every permutation of the first n fragments (each n >= 2), every merge tree over two leaf orders and every "
+    "single re-delivery of the full set composes to one digest and one list of selected positions")
+COMPOSE_DECODE = register(
+    "C9", PART, "composition: one greedy answer from every schedule", ALWAYS,
+    "the final agent decodes the same tokens, and the same first-step logits bytes, from every schedule's "
+    "composed render")
+COMPOSE_GATE_ZERO = register(
+    "C9", PART, "gate: r = 0, s = 0 composes canonical_merge's bytes", ALWAYS,
+    "for every n, composition with nothing recomputed is the bytes of canonical_merge of the first n fragments")
+COMPOSE_GATE_FULL = register(
+    "C9", PART, "gate: r = 1 composes one prefill of the canonical sequence", ALWAYS,
+    "composition with every token recomputed is, byte for byte, the keys and values of one prefill of the "
+    "canonical token sequence (text-only agents, input ids) and of the canonical inputs (the replay's agents)")
+CONTROL_COMPOSE = register(
+    "C9", PART, "control: an arrival-order selection fails the composition check", ALWAYS,
+    "the composition check, run on the same fragments with the planted selection that anchors every fragment "
+    "but the first to arrive (at least one anchor), over the n arrival orders that each put another fragment "
+    "first, reports a failure and exit code 1")
+COMPOSE_CHECKS = (COMPOSE_ORDERS, COMPOSE_DECODE, COMPOSE_GATE_ZERO, COMPOSE_GATE_FULL, CONTROL_COMPOSE)

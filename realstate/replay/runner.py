@@ -19,6 +19,7 @@ from realstate.models.agents import run_agents
 from realstate.models.loaded import LoadedModel
 from realstate.replay import properties as P
 from realstate.replay.activations import layer_activations
+from realstate.replay.composition import c9_decode, c9_gate_full, c9_gate_zero, c9_orders, control_compose
 from realstate.replay.context import Replay, load_model
 from realstate.replay.decode import c3_cross_device, c8_decode, c8_fidelity, c8_frequencies
 from realstate.replay.keys import c5_key_exact, c5_ties
@@ -74,6 +75,13 @@ CHECKS: dict[Check, Callable[[Replay], ClaimResult]] = {
     P.CONTROL_ORDER: control_order,
     P.CONTROL_TIES: control_ties,
     P.CONTROL_BAG: control_bag,
+    # composition (C9), run with ReplaySettings.compose: the gates first (they read nothing the
+    # others compute), then every schedule composed and decoded, then the control
+    P.COMPOSE_GATE_ZERO: c9_gate_zero,
+    P.COMPOSE_GATE_FULL: c9_gate_full,
+    P.COMPOSE_ORDERS: c9_orders,
+    P.COMPOSE_DECODE: c9_decode,
+    P.CONTROL_COMPOSE: control_compose,
 }
 
 
@@ -100,7 +108,10 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
     settings.validate()
     started = time.perf_counter()
     timings: dict[str, float] = {}
-    chosen = [c for c in CHECKS if checks is None or c in checks]
+    chosen = [c for c in CHECKS if (checks is None or c in checks)
+              and (settings.compose or c not in P.COMPOSE_CHECKS)]
+    if checks is not None and not chosen:
+        raise InputError("the selected checks are composition's (C9); they run only with compose=True (--compose)")
 
     def lap(name: str, t0: float) -> float:
         now = time.perf_counter()
@@ -110,6 +121,8 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
     t = time.perf_counter()
     lm = lm or load_model(settings)
     check_positions(lm, settings)  # before any agent runs: the error names the budget to lower
+    if settings.compose:
+        settings.composition.validate(lm.fingerprint.layers)  # c against this model's layers
     t = lap("load_model", t)
     if lm.device.type == "cpu":
         chosen = [c for c in chosen if c is not P.CROSS_DEVICE]
@@ -155,7 +168,8 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
     full = replay.rows.get(len(replay.fragments))
     data = {
         "model": lm.describe(),
-        "settings": {k: (list(v) if isinstance(v, tuple) else v) for k, v in settings.__dict__.items()},
+        "settings": {k: (list(v) if isinstance(v, tuple) else dict(v.__dict__) if k == "composition" else v)
+                     for k, v in settings.__dict__.items()},
         "engine": engine.name,
         "checks": [c.name for c in chosen],
         "fragments": [{"agent": x.name, "id": x.fragment.content_id.hex(), "start": x.fragment.start,

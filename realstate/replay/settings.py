@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from realstate.composition.settings import ComposeSettings
 from realstate.models.geometry import DEFAULT_GEOMETRY, GEOMETRIES, MODELS
 from spec import ArgumentError
 from spec.arguments import integer, integers, seed
@@ -31,6 +32,8 @@ class ReplaySettings:
     model: str | None = None  # a named real-weight model (realstate.models.geometry.MODELS)
     question: str | None = None  # the final agent's prompt in words (models with a tokenizer)
     agent_starts: tuple[int, ...] = ()  # the position agent i encodes from (0 where none is given)
+    compose: bool = False  # also run C9's checks (realstate.replay.composition)
+    composition: ComposeSettings = ComposeSettings()  # r, s and c of those checks (base: always 0)
 
     def validate(self) -> None:
         """Every field in range, before any model loads (positions are checked against the model
@@ -57,5 +60,10 @@ class ReplaySettings:
                                 "give one per agent")
         if self.geometry not in GEOMETRIES:
             raise ArgumentError("geometry", self.geometry, f"is not a known geometry; known: {', '.join(GEOMETRIES)}")
+        if not isinstance(self.compose, bool):
+            raise ArgumentError("compose", self.compose, "must be True or False")
+        self.composition.validate()
+        if self.composition.base:
+            raise ArgumentError("base", self.composition.base, "must be 0: the replay composes at base 0")
         if self.iteration not in ("id", "arrival", "shuffled"):
             raise ArgumentError("iteration", self.iteration, "must be id, arrival or shuffled")
