@@ -3,7 +3,8 @@ exact order keys, RoPE re-encoding, the three renders, and the bit-for-bit repla
 
 Library use (see README): build ``Fragment``s from your agents' caches with
 ``Fragment.from_cache``, merge replicas with ``fragment_set(...).merge(...)`` and render with
-``canonical_merge`` to get a ``DynamicCache`` ready for decoding.
+``canonical_merge`` to get a ``DynamicCache`` ready for decoding; ``compose`` repairs that render
+so the fragments attend to each other (``realstate.composition``).
 
 Names are imported on first use (PEP 562), so ``import realstate.replay.settings`` stays torch-free
 and the command line starts quickly."""
@@ -22,6 +23,7 @@ _EXPORTS = {
     "canonical_merge": "realstate.kernel.render",
     "canonical_render": "realstate.kernel.render",
     "canonical_renders": "realstate.kernel.render",
+    "compose": "realstate.composition.compose",
     "naive_concat": "realstate.kernel.render",
 }
 __all__ = sorted(_EXPORTS)

@@ -6,7 +6,10 @@
 - ``cache_from_tensors``: rendered ``[L, H, T, D]`` keys and values into a ``DynamicCache`` ready
   for ``model(...)`` or ``model.generate(...)``;
 - ``batch_cache_from_tensors``: several renders of one length as one cache of a batch of B, so
-  a final agent can decode from all of them in one forward per token.
+  a final agent can decode from all of them in one forward per token;
+- ``SpliceCache``: what a decoder layer's attention writes into and reads from while a
+  composition (``realstate.composition``) re-runs some tokens of a render: the layer's fresh keys
+  and values written at those tokens' places in a whole render, the whole render returned.
 
 Only public cache API is used: the layers' ``keys``/``values`` attributes to read, and
 ``DynamicCache.update`` on an empty cache to build (it copies each layer once, so the cache
@@ -74,3 +77,32 @@ def batch_cache_from_tensors(keys: Sequence[torch.Tensor], values: Sequence[torc
     for layer in range(keys[0].shape[0]):
         cache.update(torch.stack([k[layer] for k in keys]), torch.stack([v[layer] for v in values]), layer)
     return cache
+
+
+class SpliceCache:
+    """The object a composition passes as a decoder layer's cache.  Transformers' attention calls
+    ``update(keys, values, layer_idx, ...)`` with the step's RoPE'd keys and values ``[1, H, S, D]``
+    and attends to what it returns; here they are written into ``keys``/``values`` (``[L, H, T, D]``,
+    contiguous) at token places ``places`` (``None``: all ``T``, in order) and the layer's whole
+    ``[1, H, T, D]`` is returned, so the re-run tokens attend to the others' rendered keys and
+    values and to each other's fresh ones.  Only ``update`` is offered: a model that asks its cache
+    for anything else is not one this seam knows, and fails loudly rather than silently."""
+
+    __slots__ = ("keys", "values", "places")
+
+    def __init__(self, keys: torch.Tensor, values: torch.Tensor, places: torch.Tensor | None) -> None:
+        if keys.dim() != 4 or keys.shape != values.shape or not keys.is_contiguous() or not values.is_contiguous():
+            raise InputError(f"want contiguous keys and values of one shape [L, H, T, D], got {tuple(keys.shape)} "
+                             f"and {tuple(values.shape)}")
+        self.keys, self.values, self.places = keys, values, places
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, layer_idx: int, *args: Any,
+               **kwargs: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        keys, values = self.keys[layer_idx], self.values[layer_idx]
+        if self.places is None:
+            keys.copy_(key_states[0])
+            values.copy_(value_states[0])
+        else:
+            keys.index_copy_(1, self.places, key_states[0])
+            values.index_copy_(1, self.places, value_states[0])
+        return keys.unsqueeze(0), values.unsqueeze(0)

@@ -93,10 +93,16 @@ class Fragment:
     """An immutable-by-contract cache contribution.  Do not mutate the tensors after creation:
     the content id was computed from their bytes."""
 
-    __slots__ = ("fingerprint", "start", "keys", "values", "tokens", "content_id", "_order_value", "_order_key")
+    __slots__ = ("fingerprint", "start", "keys", "values", "tokens", "content_id", "inputs", "_order_value",
+                 "_order_key")
 
-    def __init__(self, fingerprint: Fingerprint, start: int, keys: torch.Tensor, values: torch.Tensor) -> None:
+    def __init__(self, fingerprint: Fingerprint, start: int, keys: torch.Tensor, values: torch.Tensor,
+                 inputs: torch.Tensor | None = None) -> None:
         _validate(fingerprint, start, keys, values)
+        _validate_inputs(inputs, keys.shape[2])
+        # the layer-0 input embeddings [n, hidden] of the fragment's tokens, where the agent kept
+        # them: what a composition (realstate.composition) re-runs; None where it did not
+        self.inputs = None if inputs is None else inputs.contiguous()
         self.fingerprint = fingerprint
         self.start = start
         self.keys = keys.contiguous()
@@ -107,11 +113,13 @@ class Fragment:
         self._order_key: bytes | None = None
 
     @classmethod
-    def from_cache(cls, cache: Any, fingerprint: Fingerprint, start: int = 0) -> Fragment:
+    def from_cache(cls, cache: Any, fingerprint: Fingerprint, start: int = 0,
+                   inputs: torch.Tensor | None = None) -> Fragment:
         """Take a transformers cache of a batch of one (``realstate.kernel.adapter.tensors_from_cache``).
 
-        ``start`` is the absolute position the cache's first token was encoded at."""
-        return cls(fingerprint, start, *tensors_from_cache(cache, fingerprint.layers))
+        ``start`` is the absolute position the cache's first token was encoded at; ``inputs``,
+        the ``[n, hidden]`` input embeddings the cache was computed from, if kept."""
+        return cls(fingerprint, start, *tensors_from_cache(cache, fingerprint.layers), inputs=inputs)
 
     @property
     def device(self) -> torch.device:
@@ -137,10 +145,12 @@ class Fragment:
 
     def copy(self) -> Fragment:
         """A distinct object with equal content (what a re-delivery over the network gives)."""
-        return Fragment(self.fingerprint, self.start, self.keys.clone(), self.values.clone())
+        return Fragment(self.fingerprint, self.start, self.keys.clone(), self.values.clone(),
+                        None if self.inputs is None else self.inputs.clone())
 
     def to(self, device: str | torch.device) -> Fragment:
-        return Fragment(self.fingerprint, self.start, self.keys.to(device), self.values.to(device))
+        return Fragment(self.fingerprint, self.start, self.keys.to(device), self.values.to(device),
+                        None if self.inputs is None else self.inputs.to(device))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Fragment) and other.content_id == self.content_id
@@ -174,6 +184,14 @@ def _validate(fp: Fingerprint, start: int, keys: torch.Tensor, values: torch.Ten
     if start + keys.shape[2] > fp.max_positions:
         raise InputError(f"fragment positions {start}..{start + keys.shape[2] - 1} exceed the model's "
                          f"maximum {fp.max_positions}")
+
+
+def _validate_inputs(inputs: torch.Tensor | None, tokens: int) -> None:
+    if inputs is None:
+        return
+    if not isinstance(inputs, torch.Tensor) or inputs.dim() != 2 or inputs.shape[0] != tokens:
+        shape = tuple(inputs.shape) if isinstance(inputs, torch.Tensor) else type(inputs).__name__
+        raise InputError(f"fragment inputs must be [n={tokens}, hidden], got {shape}")
 
 
 def fragment_set(fragments: Iterable[Fragment]) -> FragmentSet[Fragment]:

@@ -120,3 +120,12 @@ def limited(elements: int) -> AbstractContextManager[object]:
 
     current = torch.get_num_threads()
     return _Lowered(threads_for(elements, current), current, torch.set_num_threads)
+
+
+def pinned(threads: int) -> AbstractContextManager[object]:
+    """A ``with`` block whose torch operations run on exactly ``threads`` threads, the allowance
+    restored after: for a reduction whose bits must not depend on how many threads summed it
+    (a composition's deviation scores decide which tokens it recomputes)."""
+    import torch
+
+    return _Lowered(check_threads(threads), torch.get_num_threads(), torch.set_num_threads)

@@ -89,12 +89,13 @@ def run_agent(lm: LoadedModel, name: str, prompt_ids: list[int], latent_steps: i
             position = torch.tensor([[start + sum(p.shape[1] for p in pieces)]], device=lm.device)
             pieces.append(hidden)
             out = lm.decoder(inputs_embeds=hidden, position_ids=position, cache=cache, use_cache=True)
-    fragment = Fragment.from_cache(cache, lm.fingerprint, start=start)
+    inputs = torch.cat(pieces, dim=1)
+    fragment = Fragment.from_cache(cache, lm.fingerprint, start=start, inputs=inputs[0])
     head_dim = lm.fingerprint.head_dim
     pre_rope = torch.stack([torch.cat(chunks, dim=1)[0].view(-1, lm.fingerprint.kv_heads, head_dim).transpose(0, 1)
                             for chunks in captured])
     check_capture(lm, name, pre_rope, fragment)
-    return AgentRun(name, list(prompt_ids), latent_steps, torch.cat(pieces, dim=1), fragment, pre_rope)
+    return AgentRun(name, list(prompt_ids), latent_steps, inputs, fragment, pre_rope)
 
 
 def check_capture(lm: LoadedModel, name: str, pre_rope_keys: torch.Tensor, fragment: Fragment) -> None:
