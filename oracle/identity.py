@@ -14,22 +14,27 @@ Header layout (little-endian integers, offsets in bytes):
    64   8  start, signed two's complement
 
 A render digest uses the same framing over the rendered tensors, with n = the rendered token
-count and start = the render's base."""
+count and start = the render's base.
+
+A fragment that keeps its inputs (format version 2) is identified under magic "CMFRAG02": the
+same header, then its inputs' width (hidden, 8 bytes unsigned), the keys, the values, and the
+inputs' raw little-endian bytes ([n, hidden], the fragment's dtype)."""
 
 from __future__ import annotations
 
 import hashlib
 
 MAGIC = b"CMFRAG01"
+MAGIC_WITH_INPUTS = b"CMFRAG02"
 HEADER_BYTES = 72
 
 
 def header(fingerprint_digest: bytes, dtype_code: int, layers: int, heads: int, tokens: int,
-           head_dim: int, start: int) -> bytes:
+           head_dim: int, start: int, magic: bytes = MAGIC) -> bytes:
     if len(fingerprint_digest) != 32:
         raise ValueError(f"a fingerprint digest is 32 bytes, got {len(fingerprint_digest)}")
     parts = [
-        MAGIC,
+        magic,
         fingerprint_digest,
         dtype_code.to_bytes(1, "little"),
         bytes(3),
@@ -51,4 +56,17 @@ def framed_digest(fingerprint_digest: bytes, dtype_code: int, shape: tuple[int, 
     h = hashlib.sha256(header(fingerprint_digest, dtype_code, layers, heads, tokens, head_dim, start))
     h.update(keys)
     h.update(values)
+    return h.digest()
+
+
+def digest_with_inputs(fingerprint_digest: bytes, dtype_code: int, shape: tuple[int, int, int, int],
+                       start: int, keys: bytes, values: bytes, inputs: bytes, hidden: int) -> bytes:
+    """SHA-256(header under CMFRAG02 ++ hidden ++ keys ++ values ++ inputs): a version-2 content id."""
+    layers, heads, tokens, head_dim = shape
+    h = hashlib.sha256(header(fingerprint_digest, dtype_code, layers, heads, tokens, head_dim, start,
+                              MAGIC_WITH_INPUTS))
+    h.update(hidden.to_bytes(8, "little"))
+    h.update(keys)
+    h.update(values)
+    h.update(inputs)
     return h.digest()

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from oracle.formats import storage_format
+from oracle.identity import digest_with_inputs
 from oracle.order import float_of_bits, order_value_bits
 from oracle.render import FragmentData, RenderBytes, bag_render, canonical_render, naive_render
 
@@ -229,6 +230,23 @@ REFUSED: tuple[tuple[str, str, tuple[str, ...], int], ...] = (
 )
 
 
+# fragments that keep their inputs (format version 2): (label, the fragment it extends, hidden, seed, why)
+WITH_INPUTS: tuple[tuple[str, str, int, int, str], ...] = (
+    ("A+inputs", "A", 3, 1, "A with inputs: the same keys and values, another id (version 2)"),
+    ("E+inputs", "E", 5, 2, "E with inputs, float32"),
+)
+
+
+def _seeded_input_bits(dtype: str, tokens: int, hidden: int, seed: int) -> np.ndarray:
+    token, column = np.meshgrid(np.arange(tokens), np.arange(hidden), indexing="ij")
+    exact = (((5 * token + 3 * column + 13 * seed) % 17 - 8) / 4.0).astype(np.float32)
+    if dtype == "float32":
+        return exact.view(np.uint32).copy()
+    if dtype == "bfloat16":
+        return (exact.view(np.uint32) >> 16).astype(np.uint16)
+    return exact.astype(np.float16).view(np.uint16).copy()
+
+
 def _seeded_bits(dtype: str, tokens: int, seed: int) -> np.ndarray:
     layer, head, token, dim = np.meshgrid(np.arange(LAYERS), np.arange(HEADS), np.arange(tokens),
                                           np.arange(HEAD_DIM), indexing="ij")
@@ -294,6 +312,15 @@ def generate() -> dict[str, Any]:
                 "order_key": f.order_key.hex(),
             },
         }
+    with_inputs = {}
+    for label, of, hidden, seed, why in WITH_INPUTS:
+        base = data[of]
+        fmt = storage_format(base.dtype)
+        bits = _seeded_input_bits(base.dtype, base.tokens, hidden, seed)
+        cid = digest_with_inputs(base.fingerprint_digest, fmt.code, base.shape, base.start, base.keys, base.values,
+                                 bits.astype(fmt.bits_dtype).tobytes(), hidden)
+        with_inputs[label] = {"why": why, "of": of, "shape": [base.tokens, hidden],
+                              "inputs": _hex_elements(bits, fmt.width // 4), "answers": {"content_id": cid.hex()}}
     stacks = []
     for name, labels in STACKS:
         fmt = storage_format(FRAGMENTS_BY_LABEL[labels[0]].dtype)
@@ -333,6 +360,7 @@ def generate() -> dict[str, Any]:
         "inv_freq_f64": [_f64_hex(f) for f in INV_FREQ],
         "fingerprints": fingerprints,
         "fragments": fragments,
+        "with_inputs": with_inputs,
         "stacks": stacks,
         "renders": renders,
         "refused": refused,
@@ -366,7 +394,14 @@ def markdown(vectors: dict[str, Any]) -> str:
                         row.append(" ".join(flat[at:at + dim]))
                     lines.append(f"{kind[0]}[{layer}][{head}] " + " | ".join(row))
         lines += ["```", ""]
-    lines += ["### Stacks", "", "m of the listed fragments' middle layers laid side by side along the token axis "
+    lines += ["### Fragments with inputs (format version 2)", "",
+              "The fragment named, with its layer-0 inputs kept: another content id (magic `CMFRAG02`).", "",
+              "| fragment | of | inputs shape | content id | inputs (bit patterns, row by row) |", "|---|---|---|---|---|"]
+    for label, w in vectors["with_inputs"].items():
+        tokens, hidden = w["shape"]
+        rows = " / ".join(" ".join(w["inputs"][r * hidden:(r + 1) * hidden]) for r in range(tokens))
+        lines.append(f"| {label} | {w['of']} | {w['shape']} | `{w['answers']['content_id']}` | {rows} |")
+    lines += ["", "### Stacks", "", "m of the listed fragments' middle layers laid side by side along the token axis "
               "(head h of the stack is head h of each input, their tokens in input order):", "",
               "| name | inputs | m (float64 bits) |", "|---|---|---|"]
     for st in vectors["stacks"]:

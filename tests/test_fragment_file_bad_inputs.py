@@ -95,6 +95,27 @@ def refingerprinted(**changes) -> Fingerprint:
     return Fingerprint(**values)
 
 
+# version 2: GOOD with its inputs, [3 tokens, hidden 5]
+HIDDEN = 5
+INPUTS = torch.randn(3, HIDDEN, generator=torch.Generator().manual_seed(13)).to(torch.bfloat16)
+GOOD2 = Fragment(FP, GOOD.start, GOOD.keys, GOOD.values, INPUTS)
+INPUTS_SPAN = 3 * HIDDEN * 2
+
+
+def inputs_entry(dtype: str = "BF16", shape: list | None = None, offsets: list | None = None) -> dict:
+    return {"dtype": dtype, "shape": shape if shape is not None else [3, HIDDEN],
+            "data_offsets": offsets if offsets is not None else [2 * SPAN, 2 * SPAN + INPUTS_SPAN]}
+
+
+def v2_file(inputs: dict | None = None, data: bytes | None = None, content_id: bytes | None = None,
+            tensor: torch.Tensor = INPUTS, **meta_changes: str) -> bytes:
+    """A version-2 file; ``tensor`` other inputs with their own (consistent) id unless given one."""
+    cid = content_id if content_id is not None else content_id_of(FP, GOOD.start, GOOD.keys, GOOD.values, tensor)
+    meta = meta_of(GOOD, format_version="2", content_id=cid.hex(), **meta_changes)
+    return assemble(header_of(meta, inputs=inputs or inputs_entry()),
+                    GOOD_DATA + bytes(tensor_bytes(tensor)) if data is None else data)
+
+
 def altered_byte() -> bytes:
     data = bytearray(GOOD_DATA)
     data[6] ^= 0x01  # the low mantissa byte of a bfloat16: stays finite
@@ -199,7 +220,7 @@ CASES = [
     Case("metadata value not a string", lambda: assemble(header_of({**meta_of(GOOD), "start": 5}), GOOD_DATA),
          "start", "must be a string"),
     Case("unknown format", lambda: good_file(format="pickle"), "format", "is not"),
-    Case("unknown version", lambda: good_file(format_version="2"), "format_version", "not supported"),
+    Case("unknown version", lambda: good_file(format_version="3"), "format_version", "not supported"),
     Case("content id not hex", lambda: good_file(content_id="z" * 64), "content_id", "not a content id"),
     Case("content id upper-case", lambda: good_file(content_id=GOOD.content_id.hex().upper()), "content_id",
          "not a content id"),
@@ -272,6 +293,27 @@ CASES = [
          "values", "+inf"),
     Case("-inf in keys", lambda: consistent(FP, 5, with_value(GOOD.keys, (0, 0, 0, 1), NEG_INF), GOOD.values),
          "keys", "-inf"),
+    # version 2: the inputs tensor, validated as strictly as keys and values, and covered by the id
+    Case("version 1 with an inputs tensor", lambda: assemble(header_of(meta_of(GOOD), inputs=inputs_entry()),
+                                                             GOOD_DATA + bytes(tensor_bytes(INPUTS))),
+         "tensors", "format version 1"),
+    Case("version 2 without inputs", lambda: good_file(format_version="2"), "tensors", "format version 2"),
+    Case("inputs of another dtype", lambda: v2_file(inputs=inputs_entry("F16")), "inputs.dtype", "'F16'"),
+    Case("inputs with three dims", lambda: v2_file(inputs=inputs_entry(shape=[3, 1, HIDDEN])), "inputs.shape",
+         "two non-negative"),
+    Case("inputs with a row per token missing", lambda: v2_file(inputs=inputs_entry(shape=[2, HIDDEN])),
+         "inputs.shape", "2 rows but the keys hold 3 tokens"),
+    Case("inputs zero wide", lambda: v2_file(inputs=inputs_entry(shape=[3, 0], offsets=[2 * SPAN, 2 * SPAN]),
+                                             data=GOOD_DATA), "inputs.shape", "hidden 0"),
+    Case("inputs wider than the limit", v2_file, "inputs.shape", "not within 1..4", Limits(max_hidden=4)),
+    Case("inputs span does not match their shape", lambda: v2_file(inputs=inputs_entry(
+        offsets=[2 * SPAN, 2 * SPAN + INPUTS_SPAN - 2])), "inputs.data_offsets", "needs"),
+    Case("NaN in inputs", lambda: v2_file(tensor=with_value(INPUTS, (2, 4), NAN)), "inputs",
+         "NaN at [token, dim] = [2, 4]"),
+    Case("one altered inputs byte", lambda: v2_file(content_id=GOOD2.content_id, tensor=with_value(
+        INPUTS, (0, 0), 0x3F80)), "content_id", "corrupt or tampered"),
+    Case("inputs left out of the declared id", lambda: v2_file(content_id=GOOD.content_id), "content_id",
+         "corrupt or tampered"),
 ]
 
 
@@ -280,6 +322,9 @@ def test_cases_are_distinct_and_the_base_file_is_valid():
     assert len({(c.make(), c.limits) for c in CASES}) == len(CASES)  # every case is a different input
     assert fragment_from_bytes(good_file()).content_id == GOOD.content_id
     assert fragment_from_bytes(fragment_to_bytes(GOOD)).content_id == GOOD.content_id
+    assert fragment_from_bytes(v2_file()).content_id == GOOD2.content_id != GOOD.content_id
+    again = fragment_from_bytes(fragment_to_bytes(GOOD2))
+    assert again.version == 2 and torch.equal(again.inputs, INPUTS) and again.content_id == GOOD2.content_id
 
 
 def snapshot(directory: Path) -> dict[str, bytes | str]:

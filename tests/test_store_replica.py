@@ -183,3 +183,38 @@ def test_the_command_line_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert code == 0 and expected in out and "SEEDED" in out
     code, out, _ = cli(capsys, "store", "list", str(s1))
     assert code == 0 and "3 fragments" in out
+
+
+def with_inputs(fragment, hidden: int = 6, seed: int = 0):
+    from realstate.kernel.fragment import Fragment
+
+    g = torch.Generator().manual_seed(seed)
+    inputs = torch.randn(fragment.tokens, hidden, generator=g).to(fragment.keys.dtype)
+    return Fragment(fragment.fingerprint, fragment.start, fragment.keys, fragment.values, inputs)
+
+
+def test_stores_take_both_versions_and_keep_the_inputs(tmp_path: Path) -> None:
+    """A version-2 fragment (with inputs) is another fragment than its version-1 self: both go in
+    a store, come back whole, merge and render (a render reads keys and values only)."""
+    kept = with_inputs(FRAGMENTS[0])
+    assert kept.version == 2 and FRAGMENTS[0].version == 1 and kept.content_id != FRAGMENTS[0].content_id
+    a = DirectoryStore(tmp_path / "a", create=True)
+    assert a.put(kept) is True and a.put(FRAGMENTS[1]) is True and a.put(kept.copy()) is False
+    back = a.get(kept.content_id)
+    assert back.version == 2 and torch.equal(back.inputs, kept.inputs) and back == kept
+    assert a.get(FRAGMENTS[1].content_id).inputs is None
+    b = DirectoryStore(tmp_path / "b", create=True)
+    assert merge_stores(b, a).added == 2 and b.fragments() == a.fragments()
+    assert b.render().digest() == canonical_render([kept, FRAGMENTS[1]]).digest()
+
+
+def test_fragment_make_with_inputs_writes_version_2_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["fragment", "make", str(tmp_path / "v2"), "--agents", "2", "--with-inputs", "--json"]) == 0
+    made = json.loads(capsys.readouterr().out)["fragments"]
+    assert [r["format_version"] for r in made] == [2, 2] and all(r["inputs"][0] == r["tokens"] for r in made)
+    assert main(["fragment", "make", str(tmp_path / "v1"), "--agents", "2", "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)["fragments"]
+    assert [r["format_version"] for r in plain] == [1, 1] and [r["inputs"] for r in plain] == [None, None]
+    assert {r["id"] for r in made}.isdisjoint(r["id"] for r in plain)  # the inputs are in the id
+    assert main(["fragment", "inspect", "--json", *(r["file"] for r in made)]) == 0
+    assert [r["format_version"] for r in json.loads(capsys.readouterr().out)["fragments"]] == [2, 2]

@@ -273,3 +273,15 @@ def test_credentials_are_never_printed_and_a_dead_endpoint_is_exit_2(s3: Loopbac
                          text=True, env=dead, cwd=ROOT, timeout=120)  # a whole process: warnings included
     assert run.returncode == 2 and "cannot" in run.stderr and store.location in run.stderr
     assert SECRET not in run.stdout + run.stderr and "Traceback" not in run.stderr
+
+
+def test_an_s3_store_takes_version_2_fragments_whole(bucket: str, tmp_path: Path) -> None:
+    from tests.test_store_replica import with_inputs
+
+    kept = with_inputs(FRAGMENTS[1])
+    a = open_store(f"s3://{bucket}/v2", create=True)
+    assert a.put(kept) is True and a.put(FRAGMENTS[0]) is True and a.put(kept.copy()) is False
+    back = a.get(kept.content_id)
+    assert back.version == 2 and back == kept and back.inputs is not None
+    b = DirectoryStore(tmp_path / "b", create=True)
+    assert merge_stores(b, a).added == 2 and b.get(kept.content_id).inputs.shape == kept.inputs.shape

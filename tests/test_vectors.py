@@ -33,11 +33,11 @@ def test_the_product_reproduces_every_known_answer():
     rows = check_known_answers()
     assert [(r.claim, r.outcome.value) for r in rows] == [("C5", "holds")] * 3 + [("C3", "holds")]
     assert all(r.part == "realstate" and r.figure.endswith("vectors match") for r in rows)
-    # ids: 3 fingerprints x 2 + 22 fragments x 2 (contiguous, and strided: the copying path);
+    # ids: 3 fingerprints x 2 + 22 fragments x 2 (contiguous, and strided: the copying path) + 2 with inputs;
     # m: 22 fragments and 3 stacks, each on 5 paths; keys: 22;
     # renders: 13 layouts + 13 digests x 5 paths (small; large: the compiled kernel on the process's
     # threads and on three, torch's at two chunk sizes) + 2 refusals
-    assert sum(int(r.figure.split("/")[1].split()[0]) for r in rows) == 50 + 125 + 22 + 80
+    assert sum(int(r.figure.split("/")[1].split()[0]) for r in rows) == 52 + 125 + 22 + 80
 
 
 def test_docs_publish_the_generated_tables(vectors):
@@ -148,3 +148,17 @@ def test_the_rotated_nan_vector_holds_the_canonical_quiet_nan_where_ds_nan_lands
     d_at = render["answers"]["layout"][-1][1]
     assert vectors["fragments"]["D"]["keys"] and keys[2, 0, d_at, 0] == keys[2, 0, d_at, 2] == 0x7FC0
     assert (oracle.storage_format("bfloat16").is_nan(keys) == (keys == 0x7FC0)).all()
+
+
+def test_inputs_left_out_of_the_content_id_fail_the_realstate_command(tmp_path):
+    """A bug planted in the source: a version-2 id that does not hash the inputs. The known-answer
+    row of ``canonmerge realstate`` must fail it (exit 1)."""
+    from audit import Patch, ScratchCopy
+    from tests.audit_helpers import failing_rows
+
+    patch = Patch("realstate/kernel/fragment.py", "    if inputs is not None:\n        _hash_bytes(h, inputs)\n",
+                  "")
+    out = ScratchCopy(tmp_path).apply(patch).run("realstate", "--agents", "2", "--latent-steps", "0", "--json",
+                                                 timeout=900)
+    assert out.returncode == 1, out.stderr[-2000:]
+    assert ("C5", "known answers: fingerprint digests and content ids") in failing_rows(out.stdout)

@@ -44,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                       help=f"latent steps per agent (0..{MAX_LATENT_STEPS}; default 1)")
     make.add_argument("--seed", type=int, default=0, help="seed for weights and prompts (0..2**32-1; default 0)")
     make.add_argument("--dtype", choices=["bfloat16", "float16", "float32"], default="bfloat16")
+    make.add_argument("--with-inputs", action="store_true",
+                      help="keep each agent's layer-0 inputs in its file (format version 2, which a "
+                           "composition can re-run; another content id)")
     for p in (inspect, make):  # also accept --json after the action; SUPPRESS keeps an earlier one
         p.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
                        help="print a machine-readable report")
@@ -58,6 +61,8 @@ def describe(fragment: Fragment, path: str | None = None) -> dict[str, Any]:
         "layers": fp.layers, "kv_heads": fp.kv_heads, "head_dim": fp.head_dim,
         "dtype": fp.dtype, "max_positions": fp.max_positions, "weights": fp.weights,
         "start": fragment.start, "tokens": fragment.tokens,
+        "format_version": fragment.version,
+        "inputs": None if fragment.inputs is None else list(fragment.inputs.shape),
     }
     if path is not None:
         record["file"] = path
@@ -107,7 +112,7 @@ def _make(args: argparse.Namespace, console: Console) -> int:
     integer("latent_steps", args.latent_steps, 0, MAX_LATENT_STEPS)
     seed("seed", args.seed)
     lm = load_seeded(args.geometry, args.dtype, "cpu", args.seed)
-    runs = run_agents(lm, args.agents, args.latent_steps, seed=args.seed)
+    runs = run_agents(lm, args.agents, args.latent_steps, seed=args.seed, keep_inputs=args.with_inputs)
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -2,11 +2,13 @@
 
 A fragment file is a safetensors file (docs/FORMAT.md has the layout byte by byte):
 
-- ``__metadata__`` with exactly ``format`` ("canonmerge-fragment"), ``format_version`` ("1"),
-  ``fingerprint`` (the fingerprint's canonical JSON, see ``Fingerprint.canonical_bytes``),
+- ``__metadata__`` with exactly ``format`` ("canonmerge-fragment"), ``format_version`` ("1" or
+  "2"), ``fingerprint`` (the fingerprint's canonical JSON, see ``Fingerprint.canonical_bytes``),
   ``start`` (decimal) and ``content_id`` (64 lowercase hex digits);
 - exactly two tensors, ``keys`` and ``values``, each ``[L, H, n, D]`` in the fingerprint's
-  storage dtype, little-endian, packed back to back so they cover the data section exactly.
+  storage dtype, little-endian, packed back to back so they cover the data section exactly;
+  version 2 adds a third, ``inputs`` ``[n, hidden]`` in the same dtype (the layer-0 inputs a
+  composition re-runs), which its content id covers.
 
 Files come from peers that may be buggy or hostile, so loading does not use the safetensors
 library (nor pickle, ``torch.load`` or eval): a strict parser checks sizes against ``Limits``
@@ -33,10 +35,10 @@ from dataclasses import dataclass
 from math import prod
 from typing import Any
 
-import numpy
 import torch
 from safetensors.torch import save as safetensors_save
 
+from realstate.exchange.finite import require_finite
 from realstate.kernel.dtypes import BITS_VIEW, STORAGE_DTYPES
 from realstate.kernel.fingerprint import Fingerprint
 from realstate.kernel.fragment import Fragment
@@ -45,9 +47,10 @@ from spec.bounded import parse_json
 from spec.output_files import write_output
 
 FORMAT_NAME = "canonmerge-fragment"
-FORMAT_VERSION = "1"
+FORMAT_VERSION = "1"  # a fragment without inputs; "2" with them
+TENSORS_OF_VERSION = {"1": ("keys", "values"), "2": ("keys", "values", "inputs")}
 FILE_SUFFIX = ".cmfrag"
-TENSOR_NAMES = ("keys", "values")
+TENSOR_NAMES = TENSORS_OF_VERSION["1"]
 METADATA_FIELDS = ("format", "format_version", "fingerprint", "start", "content_id")
 TENSOR_FIELDS = ("dtype", "shape", "data_offsets")
 SAFETENSORS_DTYPE = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}
@@ -68,9 +71,10 @@ class Limits:
     max_bytes: int = 2 << 30  # whole file: 2 GiB
     max_tokens: int = 1 << 17  # tokens n per fragment: 131072
     max_header_bytes: int = 1 << 20  # JSON header: 1 MiB (a real one is a few KiB)
+    max_hidden: int = 1 << 16  # a version-2 fragment's input width: 65536 (Qwen3's widest is 5120)
 
     def __post_init__(self) -> None:
-        for name in ("max_bytes", "max_tokens", "max_header_bytes"):
+        for name in ("max_bytes", "max_tokens", "max_header_bytes", "max_hidden"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
                 raise InputError(f"Limits.{name} must be a positive integer, got {value!r}")
@@ -90,6 +94,8 @@ class FragmentHeader:
     spans: dict[str, tuple[int, int]]  # tensor name -> (begin, end) within the data section
     header_length: int
     data_length: int
+    version: int = 1
+    hidden: int | None = None  # version 2: the inputs' width
 
     @property
     def file_size(self) -> int:
@@ -108,7 +114,7 @@ class FragmentHeader:
 def _metadata(fragment: Fragment) -> dict[str, str]:
     return {
         "format": FORMAT_NAME,
-        "format_version": FORMAT_VERSION,
+        "format_version": str(fragment.version),
         "fingerprint": fragment.fingerprint.canonical_bytes.decode("ascii"),
         "start": str(fragment.start),
         "content_id": content_id_hex(fragment.content_id),
@@ -120,9 +126,10 @@ def fragment_to_bytes(fragment: Fragment) -> bytes:
     unprintable fingerprint strings), so that every file written here loads again."""
     source = f"fragment {content_id_hex(fragment.content_id)}"
     check_fingerprint_values(fragment.fingerprint, source)
-    tensors = {name: getattr(fragment, name).detach().cpu().contiguous() for name in TENSOR_NAMES}
+    tensors = {name: getattr(fragment, name).detach().cpu().contiguous()
+               for name in TENSORS_OF_VERSION[str(fragment.version)]}
     for name, tensor in tensors.items():
-        _require_finite(tensor, source, name)
+        require_finite(tensor, source, name)
     return safetensors_save(tensors, metadata=_metadata(fragment))
 
 
@@ -299,19 +306,20 @@ def _parse_header(raw: bytes, data_length: int, source: str, limits: Limits) -> 
         raise FormatError(source, "header", "must be a JSON object")
     if "__metadata__" not in top:
         raise FormatError(source, "__metadata__", "missing")
-    tensors = sorted(set(top) - {"__metadata__"})
-    if tensors != sorted(TENSOR_NAMES):
-        raise FormatError(source, "tensors",
-                                  f"want exactly {list(TENSOR_NAMES)}, got {tensors}")
     meta = _exact_keys(top["__metadata__"], METADATA_FIELDS, source, "__metadata__", "fields")
     for name in METADATA_FIELDS:
         if not isinstance(meta[name], str):
             raise FormatError(source, name, f"must be a string, got {type(meta[name]).__name__}")
     if meta["format"] != FORMAT_NAME:
         raise FormatError(source, "format", f"{meta['format']!r} is not {FORMAT_NAME!r}")
-    if meta["format_version"] != FORMAT_VERSION:
-        raise FormatError(source, "format_version",
-                                  f"{meta['format_version']!r} is not supported (want {FORMAT_VERSION!r})")
+    names = TENSORS_OF_VERSION.get(meta["format_version"])
+    if names is None:
+        raise FormatError(source, "format_version", f"{meta['format_version'][:40]!r} is not supported "
+                                                    f"(want one of {', '.join(map(repr, TENSORS_OF_VERSION))})")
+    tensors = sorted(set(top) - {"__metadata__"})
+    if tensors != sorted(names):
+        raise FormatError(source, "tensors", f"want exactly {list(names)} in format version "
+                                             f"{meta['format_version']}, got {tensors}")
     try:
         content_id = parse_content_id_hex(meta["content_id"])
     except ValueError as exc:
@@ -321,8 +329,13 @@ def _parse_header(raw: bytes, data_length: int, source: str, limits: Limits) -> 
                                                    f"integer below 2**63 (no sign, no leading zeros)")
     start = int(meta["start"])
     fingerprint = _parse_fingerprint(meta["fingerprint"], source)
-    shapes = {name: _tensor_shape(top[name], name, fingerprint, source, limits) for name in TENSOR_NAMES}
+    shapes: dict[str, tuple[int, ...]] = {name: _tensor_shape(top[name], name, fingerprint, source, limits)
+                                          for name in TENSOR_NAMES}
     tokens = shapes["keys"][2]
+    hidden = None
+    if "inputs" in names:
+        shapes["inputs"] = _inputs_shape(top["inputs"], tokens, fingerprint, source, limits)
+        hidden = shapes["inputs"][1]
     if shapes["values"] != shapes["keys"]:
         raise FormatError(source, "values.shape",
                                   f"{list(shapes['values'])} differs from keys.shape {list(shapes['keys'])}")
@@ -330,7 +343,8 @@ def _parse_header(raw: bytes, data_length: int, source: str, limits: Limits) -> 
         raise FormatError(source, "start", f"positions {start}..{start + tokens - 1} exceed the "
                                                    f"model's maximum of {fingerprint.max_positions}")
     spans = _data_spans(top, shapes, ITEM_SIZE[fingerprint.dtype], data_length, source)
-    return FragmentHeader(fingerprint, start, tokens, content_id, spans, len(raw), data_length)
+    return FragmentHeader(fingerprint, start, tokens, content_id, spans, len(raw), data_length,
+                          int(meta["format_version"]), hidden)
 
 
 def _parse_fingerprint(text: str, source: str) -> Fingerprint:
@@ -399,11 +413,32 @@ def _tensor_shape(entry: Any, name: str, fp: Fingerprint, source: str,
     return layers, heads, tokens, head_dim
 
 
+def _inputs_shape(entry: Any, tokens: int, fp: Fingerprint, source: str, limits: Limits) -> tuple[int, int]:
+    """A version-2 file's ``inputs``: ``[n, hidden]``, one row per token of the keys, in the
+    fingerprint's storage dtype, ``hidden`` within the limits.  The fingerprint holds no hidden
+    size (adding one would change every fingerprint digest), so the width is bound by the
+    content id, which covers it, and checked against the model where a composition reads it."""
+    entry = _exact_keys(entry, TENSOR_FIELDS, source, "inputs", "fields")
+    want_dtype = SAFETENSORS_DTYPE[fp.dtype]
+    if entry["dtype"] != want_dtype:
+        raise FormatError(source, "inputs.dtype", f"{entry['dtype']!r} but the fingerprint's "
+                                                  f"dtype {fp.dtype} is stored as {want_dtype!r}")
+    shape = entry["shape"]
+    if not isinstance(shape, list) or len(shape) != 2 or not all(_is_int(d) and d >= 0 for d in shape):
+        raise FormatError(source, "inputs.shape", f"want two non-negative integers [n, hidden], got {str(shape)[:80]}")
+    rows, hidden = shape
+    if rows != tokens:
+        raise FormatError(source, "inputs.shape", f"{rows} rows but the keys hold {tokens} tokens")
+    if not 1 <= hidden <= limits.max_hidden:
+        raise FormatError(source, "inputs.shape", f"hidden {hidden} is not within 1..{limits.max_hidden}")
+    return rows, hidden
+
+
 def _data_spans(top: dict[str, Any], shapes: dict[str, tuple[int, ...]], item: int, data_length: int,
                 source: str) -> dict[str, tuple[int, int]]:
     """Each tensor's offsets: in bounds, sized by its shape, and together tiling the data exactly."""
     spans: dict[str, tuple[int, int]] = {}
-    for name in TENSOR_NAMES:
+    for name in shapes:
         offsets = top[name]["data_offsets"]
         field = f"{name}.data_offsets"
         if not isinstance(offsets, list) or len(offsets) != 2 or not all(_is_int(o) for o in offsets):
@@ -442,16 +477,17 @@ def _build_fragment(header: FragmentHeader, buffer: bytearray, source: str) -> F
     fp = header.fingerprint
     dtype = STORAGE_DTYPES[fp.dtype]
     tensors = {}
-    for name in TENSOR_NAMES:
+    for name in header.spans:
         begin, end = header.spans[name]
         bits = torch.frombuffer(buffer, dtype=BITS_VIEW[dtype], count=(end - begin) // ITEM_SIZE[fp.dtype],
                                 offset=begin)
         if sys.byteorder != "little":
             bits = torch.from_numpy(bits.numpy().byteswap())
-        tensors[name] = bits.view(dtype).reshape(header.shape)
-        _require_finite(tensors[name], source, name)
+        shape = header.shape if name != "inputs" else (header.tokens, header.hidden)
+        tensors[name] = bits.view(dtype).reshape(shape)
+        require_finite(tensors[name], source, name)
     try:
-        fragment = Fragment(fp, header.start, tensors["keys"], tensors["values"])
+        fragment = Fragment(fp, header.start, tensors["keys"], tensors["values"], tensors.get("inputs"))
     except InputError as exc:  # the header checks above should make this unreachable
         raise FormatError(source, "fragment", str(exc)) from None
     if fragment.content_id != header.content_id:
@@ -459,22 +495,3 @@ def _build_fragment(header: FragmentHeader, buffer: bytearray, source: str) -> F
                                   f"declared {content_id_hex(header.content_id)} but the content hashes "
                                   f"to {content_id_hex(fragment.content_id)} (corrupt or tampered)")
     return fragment
-
-
-# a float is NaN or +-inf exactly when its exponent bits are all ones
-_EXPONENT_MASK = {torch.bfloat16: 0x7F80, torch.float16: 0x7C00, torch.float32: 0x7F800000}
-
-
-def _require_finite(tensor: torch.Tensor, source: str, name: str) -> None:
-    """Every value finite, checked on the bit patterns with one single-threaded numpy pass (a
-    torch reduction spawns its thread pool, which costs more than the check on a busy machine)."""
-    mask = _EXPONENT_MASK[tensor.dtype]
-    bits = tensor.detach().cpu().contiguous().view(BITS_VIEW[tensor.dtype]).numpy()
-    if not numpy.any((bits & mask) == mask):
-        return
-    finite = torch.isfinite(tensor)
-    index = (~finite).nonzero()[0].tolist()
-    value = tensor[tuple(index)].item()
-    kind = "NaN" if value != value else ("+inf" if value > 0 else "-inf")
-    raise FormatError(source, name, f"{kind} at [layer, head, token, dim] = {index}; "
-                                            f"the format forbids non-finite values")

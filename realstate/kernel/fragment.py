@@ -3,7 +3,11 @@
 Keys and values are held as one tensor each, ``[L, H, n, D]`` (batch of one squeezed), so a
 content id is two hash updates and a render touches each fragment once, not once per layer.
 The content id is SHA-256 over a versioned fixed-layout header followed by the raw
-little-endian bytes of all keys then all values in layer order (DESIGN.md)."""
+little-endian bytes of all keys then all values in layer order (DESIGN.md).  A fragment that
+keeps its inputs (the layer-0 input embeddings a composition re-runs) is a version-2 fragment:
+its id is taken under another magic, with the inputs' width in the header and their bytes after
+the values, so identity covers everything a repair reads; without inputs the id is version 1's,
+unchanged."""
 
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ from realstate.kernel.order_value import exact_order_value
 from spec import FragmentSet, InputError, order_key
 
 CONTENT_ID_MAGIC = b"CMFRAG01"
+CONTENT_ID_MAGIC_V2 = b"CMFRAG02"  # a fragment with inputs: the header is followed by their width
+_INPUTS_WIDTH = struct.Struct("<Q")  # hidden, the inputs' row width
 # magic, fingerprint digest, dtype code, 3 pad bytes, L, H, n, D, start
 _HEADER = struct.Struct("<8s32sB3xIIQIq")
 _LITTLE_ENDIAN = sys.byteorder == "little"
@@ -40,13 +46,21 @@ def tensor_bytes(t: torch.Tensor) -> memoryview:
     return memoryview(array).cast("B")
 
 
-def content_id_of(fingerprint: Fingerprint, start: int, keys: torch.Tensor, values: torch.Tensor) -> bytes:
+def content_id_of(fingerprint: Fingerprint, start: int, keys: torch.Tensor, values: torch.Tensor,
+                  inputs: torch.Tensor | None = None) -> bytes:
+    """Version 1 without ``inputs``; version 2 (its own magic, the inputs' width, their bytes
+    after the values) with them."""
     layers, heads, tokens, head_dim = keys.shape
-    header = _HEADER.pack(CONTENT_ID_MAGIC, fingerprint.digest, DTYPE_CODE[fingerprint.dtype],
+    magic = CONTENT_ID_MAGIC if inputs is None else CONTENT_ID_MAGIC_V2
+    header = _HEADER.pack(magic, fingerprint.digest, DTYPE_CODE[fingerprint.dtype],
                           layers, heads, tokens, head_dim, start)
     h = hashlib.sha256(header)
+    if inputs is not None:
+        h.update(_INPUTS_WIDTH.pack(inputs.shape[1]))
     _hash_bytes(h, keys)
     _hash_bytes(h, values)
+    if inputs is not None:
+        _hash_bytes(h, inputs)
     return h.digest()
 
 
@@ -99,7 +113,7 @@ class Fragment:
     def __init__(self, fingerprint: Fingerprint, start: int, keys: torch.Tensor, values: torch.Tensor,
                  inputs: torch.Tensor | None = None) -> None:
         _validate(fingerprint, start, keys, values)
-        _validate_inputs(inputs, keys.shape[2])
+        _validate_inputs(inputs, fingerprint, keys)
         # the layer-0 input embeddings [n, hidden] of the fragment's tokens, where the agent kept
         # them: what a composition (realstate.composition) re-runs; None where it did not
         self.inputs = None if inputs is None else inputs.contiguous()
@@ -108,7 +122,7 @@ class Fragment:
         self.keys = keys.contiguous()
         self.values = values.contiguous()
         self.tokens: int = keys.shape[2]  # read by every render: kept rather than asked of the tensor
-        self.content_id = content_id_of(fingerprint, start, self.keys, self.values)
+        self.content_id = content_id_of(fingerprint, start, self.keys, self.values, self.inputs)
         self._order_value: float | None = None
         self._order_key: bytes | None = None
 
@@ -120,6 +134,11 @@ class Fragment:
         ``start`` is the absolute position the cache's first token was encoded at; ``inputs``,
         the ``[n, hidden]`` input embeddings the cache was computed from, if kept."""
         return cls(fingerprint, start, *tensors_from_cache(cache, fingerprint.layers), inputs=inputs)
+
+    @property
+    def version(self) -> int:
+        """The fragment's format version: 2 where it keeps its inputs, 1 where it does not."""
+        return 1 if self.inputs is None else 2
 
     @property
     def device(self) -> torch.device:
@@ -186,12 +205,19 @@ def _validate(fp: Fingerprint, start: int, keys: torch.Tensor, values: torch.Ten
                          f"maximum {fp.max_positions}")
 
 
-def _validate_inputs(inputs: torch.Tensor | None, tokens: int) -> None:
+def _validate_inputs(inputs: torch.Tensor | None, fp: Fingerprint, keys: torch.Tensor) -> None:
+    """Inputs are ``[n, hidden]`` rows in the fingerprint's storage dtype, beside the keys: the
+    content id hashes their bytes, so their dtype is part of what a fragment is."""
     if inputs is None:
         return
-    if not isinstance(inputs, torch.Tensor) or inputs.dim() != 2 or inputs.shape[0] != tokens:
+    tokens = keys.shape[2]
+    if not isinstance(inputs, torch.Tensor) or inputs.dim() != 2 or inputs.shape[0] != tokens or inputs.shape[1] < 1:
         shape = tuple(inputs.shape) if isinstance(inputs, torch.Tensor) else type(inputs).__name__
-        raise InputError(f"fragment inputs must be [n={tokens}, hidden], got {shape}")
+        raise InputError(f"fragment inputs must be [n={tokens}, hidden >= 1], got {shape}")
+    if inputs.dtype != keys.dtype:
+        raise InputError(f"fragment inputs are {dtype_name(inputs.dtype)} but the fingerprint stores {fp.dtype}")
+    if inputs.device != keys.device:
+        raise InputError(f"fragment inputs are on {inputs.device} but the keys on {keys.device}")
 
 
 def fragment_set(fragments: Iterable[Fragment]) -> FragmentSet[Fragment]:

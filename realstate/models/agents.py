@@ -72,7 +72,10 @@ def encode_again(lm: LoadedModel, run: AgentRun, start: int) -> DynamicCache:
 
 @torch.no_grad()
 def run_agent(lm: LoadedModel, name: str, prompt_ids: list[int], latent_steps: int = 0,
-              start: int = 0) -> AgentRun:
+              start: int = 0, keep_inputs: bool = False) -> AgentRun:
+    """One agent's prefill and latent steps. ``keep_inputs``: its fragment keeps the layer-0
+    inputs it was computed from (a version-2 fragment, which a composition can re-run); without,
+    a version-1 fragment, whose content id covers its keys and values alone."""
     if not prompt_ids:
         raise ArgumentError("prompt_ids", prompt_ids, f"is empty (agent {name})")
     if latent_steps < 0:
@@ -90,7 +93,7 @@ def run_agent(lm: LoadedModel, name: str, prompt_ids: list[int], latent_steps: i
             pieces.append(hidden)
             out = lm.decoder(inputs_embeds=hidden, position_ids=position, cache=cache, use_cache=True)
     inputs = torch.cat(pieces, dim=1)
-    fragment = Fragment.from_cache(cache, lm.fingerprint, start=start, inputs=inputs[0])
+    fragment = Fragment.from_cache(cache, lm.fingerprint, start=start, inputs=inputs[0] if keep_inputs else None)
     head_dim = lm.fingerprint.head_dim
     pre_rope = torch.stack([torch.cat(chunks, dim=1)[0].view(-1, lm.fingerprint.kv_heads, head_dim).transpose(0, 1)
                             for chunks in captured])
@@ -129,7 +132,8 @@ def _capture_pre_rope_keys(lm: LoadedModel) -> Iterator[list[list[torch.Tensor]]
 
 
 def run_agents(lm: LoadedModel, count: int, latent_steps: int = 0, seed: int = 0,
-               texts: list[str] | None = None, starts: Sequence[int] = ()) -> list[AgentRun]:
+               texts: list[str] | None = None, starts: Sequence[int] = (),
+               keep_inputs: bool = False) -> list[AgentRun]:
     """``count`` agents with prompts of different lengths: text through the tokenizer when the
     model has one (and texts are given or defaults exist), seeded token ids otherwise.  Agent
     ``i`` encodes from position ``starts[i]`` (0 where ``starts`` gives none), as an agent that
@@ -151,5 +155,5 @@ def run_agents(lm: LoadedModel, count: int, latent_steps: int = 0, seed: int = 0
     for i, (p, start) in enumerate(zip(prompts, positions)):
         if start + len(p) + latent_steps > limit:
             raise ArgumentError("starts", tuple(starts), f"puts agent {i} past the model's {limit} positions")
-    return [run_agent(lm, chr(ord("A") + i) if i < 26 else f"agent{i}", p, latent_steps, start)
+    return [run_agent(lm, chr(ord("A") + i) if i < 26 else f"agent{i}", p, latent_steps, start, keep_inputs)
             for i, (p, start) in enumerate(zip(prompts, positions))]

@@ -172,6 +172,15 @@ def check_known_answers(path: Path | None = None) -> list[ClaimResult]:
         rows.expect("C5", M_CHECK, f"fragment {label} m", answers["m_bits"], f"{m_bits:016x}")
         _expect_m_on_every_path(rows, f"fragment {label}", answers["m_bits"], fragment.middle_layer_keys())
         rows.expect("C5", KEY_CHECK, f"fragment {label} order key", answers["order_key"], fragment.order_key.hex())
+    for label, w in vectors.get("with_inputs", {}).items():
+        base = fragments.get(w["of"])
+        if base is None:
+            rows.fail("C5", ID_CHECK, f"fragment {label}", f"extends {w['of']!r}, which did not load")
+            continue
+        inputs = _tensor(w["inputs"], base.fingerprint.dtype, w["shape"])
+        kept = Fragment(base.fingerprint, base.start, base.keys, base.values, inputs)
+        rows.expect("C5", ID_CHECK, f"fragment {label} content id (format version 2)", w["answers"]["content_id"],
+                    kept.content_id.hex())
     for stack in vectors.get("stacks", []):
         if (stacked := _inputs(rows, "C5", M_CHECK, stack, fragments)) is None:
             continue
