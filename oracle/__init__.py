@@ -13,7 +13,7 @@ product fragments and renders to and from it."""
 
 from oracle.compare import Mismatch, compare
 from oracle.formats import FORMATS, StorageFormat, storage_format
-from oracle.identity import HEADER_BYTES, MAGIC, framed_digest, header
+from oracle.identity import HEADER_BYTES, MAGIC, digest_with_inputs, framed_digest, header
 from oracle.order import CANONICAL_NAN_BITS, order_key, order_value_bits, total_order_rank
 from oracle.render import (
     FragmentData,
@@ -38,6 +38,7 @@ __all__ = [
     "canonical_order",
     "canonical_render",
     "compare",
+    "digest_with_inputs",
     "framed_digest",
     "header",
     "naive_render",

@@ -14,7 +14,7 @@ from functools import cached_property
 import numpy as np
 
 from oracle.formats import StorageFormat, storage_format
-from oracle.identity import framed_digest
+from oracle.identity import digest_with_inputs, framed_digest
 from oracle.order import order_key, order_value_bits
 from oracle.rotation import rotate_bits
 
@@ -32,6 +32,10 @@ class FragmentData:
     start: int
     keys: bytes = field(repr=False)
     values: bytes = field(repr=False)
+    # a version-2 fragment's inputs: [tokens, hidden] elements of the same dtype; they enter the
+    # id, never the render
+    inputs: bytes | None = field(default=None, repr=False)
+    hidden: int = 0
 
     def __post_init__(self) -> None:
         fmt = storage_format(self.dtype)
@@ -44,6 +48,11 @@ class FragmentData:
         for name in ("keys", "values"):
             if len(getattr(self, name)) != want:
                 raise ValueError(f"{name}: {len(getattr(self, name))} bytes, want {want} for {dims} {self.dtype}")
+        if self.inputs is not None:
+            if not isinstance(self.hidden, int) or self.hidden < 1:
+                raise ValueError(f"inputs need a positive integer width, got hidden={self.hidden!r}")
+            if len(self.inputs) != self.tokens * self.hidden * fmt.width // 8:
+                raise ValueError(f"inputs: {len(self.inputs)} bytes, want {self.tokens} x {self.hidden} {self.dtype}")
 
     @property
     def format(self) -> StorageFormat:
@@ -61,6 +70,9 @@ class FragmentData:
 
     @cached_property
     def content_id(self) -> bytes:
+        if self.inputs is not None:
+            return digest_with_inputs(self.fingerprint_digest, self.format.code, self.shape, self.start,
+                                      self.keys, self.values, self.inputs, self.hidden)
         return framed_digest(self.fingerprint_digest, self.format.code, self.shape, self.start,
                              self.keys, self.values)
 

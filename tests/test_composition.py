@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from realstate.composition.compose import compose, compose_render
-from realstate.composition.selection import ranked, top_count
+from realstate.composition.ranking import ranked, top_count
 from realstate.composition.settings import ComposeSettings
 from realstate.kernel.adapter import tensors_from_cache
 from realstate.kernel.fragment import Fragment, fragment_set
@@ -25,7 +25,7 @@ def tiny():
     from realstate.models.seeded import load_seeded
 
     lm = load_seeded()
-    return lm, run_agents(lm, 3, 0), run_agents(lm, 3, 1)
+    return lm, run_agents(lm, 3, 0, keep_inputs=True), run_agents(lm, 3, 1, keep_inputs=True)
 
 
 def test_ranking_is_by_score_then_position_and_the_count_is_an_exact_ceiling():

@@ -79,6 +79,27 @@ def test_the_content_id_header_is_the_72_bytes_docs_format_pins():
     assert data.content_id == hashlib.sha256(head + bytes(range(96)) * 4 + bytes(384)).digest()
 
 
+def test_a_fragment_with_inputs_takes_the_version_2_id_and_the_product_agrees():
+    """The oracle's id of a fragment that keeps its inputs is the CMFRAG02 digest, unequal to the
+    same keys and values without them; the product's Fragment gives the same 32 bytes."""
+    from realstate.evidence.oracle_bridge import fragment_mismatches
+    from realstate.kernel.fragment import Fragment
+    from tests.realstate_helpers import random_fragment, tiny_fingerprint
+
+    keys, values, inputs = bytes(range(96)) * 4, bytes(384), bytes(range(3 * 5 * 2))
+    bare = oracle.FragmentData(bytes(32), "bfloat16", 4, 2, 3, 8, 7, keys, values)
+    kept = oracle.FragmentData(bytes(32), "bfloat16", 4, 2, 3, 8, 7, keys, values, inputs, 5)
+    assert kept.content_id == oracle.digest_with_inputs(bytes(32), 1, (4, 2, 3, 8), 7, keys, values, inputs, 5)
+    assert kept.content_id != bare.content_id
+    with pytest.raises(ValueError, match="inputs: 29 bytes"):
+        oracle.FragmentData(bytes(32), "bfloat16", 4, 2, 3, 8, 7, keys, values, inputs[1:], 5)
+    plain = random_fragment(tiny_fingerprint(), 3, seed=5, start=7)
+    f = Fragment(plain.fingerprint, 7, plain.keys, plain.values,
+                 inputs=torch.randn(3, 5, generator=torch.Generator().manual_seed(6)).to(torch.bfloat16))
+    assert f.content_id != plain.content_id
+    assert fragment_mismatches(f) == [] and fragment_mismatches(plain) == []
+
+
 def test_total_order_rank_follows_ieee_total_order():
     ordered = [0xFFF8000000000000, 0xFFF0000000000000, 0xC000000000000000, 0x8000000000000001,
                0x8000000000000000, 0x0000000000000000, 0x0000000000000001, 0x3FF0000000000000,

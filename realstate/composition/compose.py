@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from realstate.composition.forward import DecoderRun
-from realstate.composition.selection import CANONICAL_SELECTOR, Selector, deviation
+from realstate.composition.ranking import CANONICAL_SELECTOR, Selector, deviation
 from realstate.composition.settings import ComposeSettings
 from realstate.kernel.adapter import SpliceCache, cache_from_tensors
 from realstate.kernel.engine import CANONICAL, Engine

@@ -31,8 +31,11 @@ def raw_bytes(t: torch.Tensor) -> bytes:
 def fragment_data(fragment: Fragment) -> oracle.FragmentData:
     fp = fragment.fingerprint
     layers, heads, tokens, head_dim = fragment.keys.shape
+    inputs = fragment.inputs
     return oracle.FragmentData(fp.digest, fp.dtype, layers, heads, tokens, head_dim, fragment.start,
-                               raw_bytes(fragment.keys), raw_bytes(fragment.values))
+                               raw_bytes(fragment.keys), raw_bytes(fragment.values),
+                               None if inputs is None else raw_bytes(inputs),
+                               0 if inputs is None else inputs.shape[1])
 
 
 def render_bytes(rendered: Rendered) -> oracle.RenderBytes:

@@ -117,7 +117,7 @@ def engine_named(name: str) -> Engine:
         raise InputError(f"unknown planted bug {name!r}; known: {', '.join(MUTANTS)}") from None
 
 
-# --- planted bugs in a composition's selection (realstate.composition.selection) ---------------
+# --- planted bugs in a composition's selection (realstate.composition.ranking) ---------------
 
 def _anchored_by_arrival(layout: Sequence[Any], state: Iterable[Fragment]) -> list[Any]:
     """Anchors every fragment but the first to *arrive* (the state's iteration order), which is
@@ -128,7 +128,7 @@ def _anchored_by_arrival(layout: Sequence[Any], state: Iterable[Fragment]) -> li
 
 
 def _selectors() -> dict[str, Any]:
-    from realstate.composition.selection import Selector
+    from realstate.composition.ranking import Selector
 
     return {"select-by-arrival": Selector("select-by-arrival", anchored=_anchored_by_arrival)}
 

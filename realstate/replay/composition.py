@@ -19,7 +19,7 @@ import torch
 
 from modelcheck import schedules as en
 from realstate.composition.compose import Composed, compose_render
-from realstate.composition.selection import CANONICAL_SELECTOR, Selector
+from realstate.composition.ranking import CANONICAL_SELECTOR, Selector
 from realstate.composition.settings import ComposeSettings
 from realstate.evidence.planted import selector_named
 from realstate.kernel.adapter import tensors_from_cache
@@ -240,7 +240,7 @@ def c9_gate_full(r: Replay) -> ClaimResult:
     (the prefill takes the canonical sequence of their inputs, fed-back hidden states included)."""
     started = time.perf_counter()
     full = replace(r.settings.composition, recompute=1.0)
-    text = [run_agent(r.lm, run.name, run.prompt_ids, 0, 0) for run in r.runs]
+    text = [run_agent(r.lm, run.name, run.prompt_ids, 0, 0, keep_inputs=True) for run in r.runs]
     by_id = {run.fragment.content_id: run for run in text}
     cases = []
     composed = compose_render(fragment_set([t.fragment for t in text]), r.lm, full, engine=r.engine)

@@ -128,7 +128,8 @@ def run_replay(settings: ReplaySettings = ReplaySettings(), progress: Progress =
         chosen = [c for c in chosen if c is not P.CROSS_DEVICE]
     progress("realstate: agents", 0, settings.agents)
     runs = run_agents(lm, settings.agents, settings.latent_steps, settings.seed,
-                      list(settings.prompts) if settings.prompts else None, settings.agent_starts)
+                      list(settings.prompts) if settings.prompts else None, settings.agent_starts,
+                      keep_inputs=settings.compose)
     t = lap("agents", t)
     replay = Replay(lm, runs, settings, engine, progress)
     ids = [f.content_id for f in replay.fragments]
