@@ -66,7 +66,7 @@ PROGRAM_CASES = [
     (lambda t: t.update(version=True), "version"),
     (lambda t: t.pop("ops"), "missing field"),
     (lambda t: t.update(extra=1), "unknown field"),
-    (lambda t: t.update(claim="C9"), "claim"),
+    (lambda t: t.update(claim="C99"), "claim"),
     (lambda t: t.update(mutant="No Such Bug!"), "mutant"),
     (lambda t: t.update(kind="shell"), "kind"),
     (lambda t: t["ops"].append({"op": "eval", "of": 0}), "ops"),

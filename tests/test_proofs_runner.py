@@ -147,7 +147,7 @@ def test_a_z3_error_is_unknown_with_its_reason():
 
 def test_an_obligation_must_name_a_claim_and_a_definite_expectation():
     with pytest.raises(KeyError):
-        Obligation("x", "C9", "s", Result.PROVED, lambda: PROVABLE)
+        Obligation("x", "C99", "s", Result.PROVED, lambda: PROVABLE)
     with pytest.raises(ValueError):
         Obligation("x", "C1", "s", Result.UNKNOWN, lambda: PROVABLE)
 
