@@ -18,6 +18,7 @@ _EXPORTS = {
     "Fingerprint": "realstate.kernel.fingerprint",
     "Fragment": "realstate.kernel.fragment",
     "fragment_set": "realstate.kernel.fragment",
+    "from_model": "realstate.models.loaded",  # the model object compose re-runs tokens on
     "Rendered": "realstate.kernel.render",
     "bag_merge": "realstate.kernel.render",
     "canonical_merge": "realstate.kernel.render",

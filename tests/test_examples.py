@@ -18,6 +18,7 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 PROJECT = ("spec", "oracle", "proofs", "modelcheck", "realstate", "canonmerge", "audit")
 EXPECTED = {
     "merge_two_replicas.py": r"2 fragments, 7 context tokens, decoded \[\d+, \d+, \d+, \d+\]\n",
+    "compose_three_agents.py": r"6 delivery orders: 1 composed cache \(12288 bytes\), unequal to canonical_merge's\n",
     "every_order_one_render.py": r"6 delivery orders: CanonicalMerge 1 render, BagMerge 6 different caches\n"
                                  r"render digest \(SHA-256\): [0-9a-f]{64}\n",
 }
